@@ -1,0 +1,89 @@
+"""What a statutory citation found in text is, whatever the language.
+
+A citation names one unit of one act: an article (``art. 415 k.c.``, ``§ 823 BGB``) and
+optionally a path below it. ``path`` maps level names to labels in citation order; the
+level names are those of :mod:`lexir.types` path ids (Polish ``par`` for §, ``ust``,
+``pkt``, ``lit``, ``zd``; German ``abs``, ``satz``, ``nr``, …).
+
+``act`` is the lexir source id (``kc``) or None when the act is not known; ``id`` is then
+None too, never a guess. ``act_raw`` keeps the act as written (``k. r. i o.``), also for
+acts that could not be identified.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+from lexir.types import canonical_id, path_id
+
+
+@dataclass(frozen=True)
+class Citation:
+    start: int  # offsets into the searched text: text[start:end] == self.text
+    end: int
+    text: str
+    act: str | None
+    act_raw: str
+    article: str | None
+    path: dict[str, str] = field(hash=False)
+    id: str | None
+
+    @property
+    def unit_id(self) -> str | None:
+        """The path id of the cited unit (``kc::415/par:1``), None when unresolved."""
+        if self.act is None or self.article is None:
+            return None
+        return path_id(self.act, self.article, self.path.items())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "span": {"start": self.start, "end": self.end, "text": self.text},
+            "act": self.act,
+            "article": self.article,
+            "path": dict(self.path),
+            "id": self.id,
+        }
+
+
+def article_id(act: str | None, article: str | None) -> str | None:
+    """``kc::415``, or None when either part is unknown."""
+    return canonical_id(act, article) if act and article else None
+
+
+@dataclass(frozen=True)
+class ActEntry:
+    """One row of an act table: how texts of one language designate one act."""
+
+    source: str
+    abbreviations: tuple[str, ...]
+    names: tuple[str, ...]
+
+
+def read_act_table(path: Path | Traversable) -> list[ActEntry]:
+    """Rows of a ``source<TAB>abbreviations<TAB>names`` file; variants separated by ``|``.
+
+    Lines starting with ``#`` and the header row are skipped. Every language's table uses
+    this format so that one loader serves them all.
+    """
+    entries = []
+    with path.open(encoding="utf-8", newline="") as f:
+        lines = (line for line in f if not line.startswith("#"))
+        rows = csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
+        for i, row in enumerate(rows):
+            if i == 0 and row and row[0] == "source":
+                continue
+            if not row or not row[0].strip():
+                continue
+            row = (row + ["", ""])[:3]
+            entries.append(
+                ActEntry(
+                    source=row[0].strip(),
+                    abbreviations=tuple(v.strip() for v in row[1].split("|") if v.strip()),
+                    names=tuple(v.strip() for v in row[2].split("|") if v.strip()),
+                )
+            )
+    return entries

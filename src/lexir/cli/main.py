@@ -1,0 +1,386 @@
+"""The ``lexir`` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+app = typer.Typer(help="lexir: find the statutory provisions that govern a legal question, and measure it.",
+                  no_args_is_help=True, add_completion=False)
+console = Console()
+err = Console(stderr=True)
+
+DataDir = typer.Option(None, "--data-dir", help="Data folder (default: $LEXIR_DATA, ../shared/data, ~/.local/share/lexir)")
+Params = typer.Option([], "--param", "-p", help="System parameter key=value (repeatable)")
+
+
+class CLIError(Exception):
+    pass
+
+
+@contextmanager
+def progress_bar(description: str, total: int):
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True, disable=not err.is_terminal) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda n=1: bar.advance(task, n)
+
+
+def fail(message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(2)
+
+
+def guarded(fn):
+    """Turn the errors users can cause into one clear line and exit code 2, not a traceback."""
+    import functools
+
+    from lexir.datasets.registry import DatasetError
+    from lexir.experiment import ExperimentError
+    from lexir.io import FormatError
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (DatasetError, FormatError, ExperimentError, CLIError, ValueError, FileNotFoundError) as exc:
+            fail(str(exc))
+
+    return wrapper
+
+
+# ---------------------------------------------------------------------------
+
+
+@app.command()
+@guarded
+def datasets(data_dir: Path = DataDir, verify: bool = typer.Option(True, help="Check sha256 of present files")):
+    """List registered datasets, where their files are expected and whether they are present and intact."""
+    from lexir.datasets import registry
+
+    root = registry.resolve_data_dir(data_dir)
+    console.print(f"data directory: [bold]{root}[/]")
+    table = Table("dataset", "provides", "description", "files")
+    for name in registry.names():
+        ds = registry.get(name)
+        lines = []
+        for f in ds.files:
+            status = registry.file_status(f, root, hash_it=verify)
+            colour = "green" if status == "ok" else "red"
+            lines.append(f"[{colour}]{status}[/] {f.path}")
+            if status != "ok":
+                lines.append(f"  [dim]from {f.repository} @ {f.commit}: {f.upstream_path}[/]")
+        if ds.needs:
+            lines.append(f"[dim](also reads {', '.join(ds.needs)})[/]")
+        table.add_row(name, ", ".join(ds.provides), ds.description, "\n".join(lines) or "[dim]shipped with lexir[/]")
+    console.print(table)
+
+
+@app.command()
+@guarded
+def stats(dataset: str, data_dir: Path = DataDir, as_json: bool = typer.Option(False, "--json")):
+    """Paper-style statistics of a dataset: queries kept and dropped, gold, lengths, per act."""
+    from lexir.datasets import registry
+    from lexir.stats import stats as compute
+
+    result = compute(registry.load(dataset, data_dir))
+    if as_json:
+        console.print_json(json.dumps(result, ensure_ascii=False))
+        return
+    _print_stats(result)
+
+
+def _print_stats(result: dict, title: str = "") -> None:
+    table = Table(title=title or None, show_header=False)
+    table.add_column(style="bold")
+    table.add_column()
+    nested = []
+    for key, value in result.items():
+        if isinstance(value, dict) and key == "corpus":
+            nested.append(value)
+            continue
+        table.add_row(key, _fmt(value))
+    console.print(table)
+    for sub in nested:
+        _print_stats(sub, title="corpus")
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_fmt(v)}" for k, v in value.items()) or "-"
+    return str(value)
+
+
+def _corpus(corpus: str, language: str | None, data_dir):
+    from lexir.datasets.generic import load_corpus
+
+    return load_corpus(corpus, language, data_dir, notify=lambda m: err.print(f"[yellow]{m}[/]"))
+
+
+def _retriever(corp, system: str, params: list[str], index: Path | None = None, cache: bool = True):
+    from lexir.pipeline import build_retriever
+    from lexir.retrieval.base import parse_params
+    from lexir.retrieval.bm25 import BM25Retriever, corpus_fingerprint
+
+    if index is not None:
+        retriever = BM25Retriever.load(index)
+        if retriever.fingerprint != corpus_fingerprint(corp):
+            raise CLIError(f"index {index} was built from a different corpus than {corp.name!r}")
+        return retriever
+    with progress_bar(f"indexing {corp.name} ({system})", len(corp)) as advance:
+        return build_retriever(corp, system, parse_params(params), progress=advance, cache=cache)
+
+
+@app.command()
+@guarded
+def index(
+    corpus: str = typer.Argument(..., help="Registered dataset or path (BEIR folder, JSONL, code JSON)"),
+    output: Path = typer.Option(..., "--output", "-o", help="Index folder to write"),
+    system: str = typer.Option("bm25", "--system"),
+    params: list[str] = Params,
+    language: str = typer.Option(None, "--language", help="Corpus language (for a corpus given by path)"),
+    data_dir: Path = DataDir,
+):
+    """Build a BM25 index and save it to a folder (loaded memory-mapped by search/run --index)."""
+    if system != "bm25":
+        raise CLIError(f"only the bm25 system saves an index; got {system!r}")
+    corp = _corpus(corpus, language, data_dir)
+    start = time.perf_counter()
+    retriever = _retriever(corp, system, params, cache=False)
+    retriever.save(output)
+    console.print(f"indexed {len(corp)} documents in {time.perf_counter() - start:.1f}s -> {output}")
+
+
+@app.command()
+@guarded
+def search(
+    corpus: str = typer.Argument(..., help="Registered dataset or path"),
+    query: str = typer.Argument(..., help="The question or case description"),
+    system: str = typer.Option("bm25", "--system"),
+    params: list[str] = Params,
+    k: int = typer.Option(10, "-k", help="Number of articles to show"),
+    index: Path = typer.Option(None, "--index", help="A saved index folder"),
+    language: str = typer.Option(None, "--language"),
+    data_dir: Path = DataDir,
+):
+    """Search one question and print ranked articles with their citation and a snippet."""
+    corp = _corpus(corpus, language, data_dir)
+    retriever = _retriever(corp, system, params, index)
+    hits = retriever.search(query, k)
+    if not hits:
+        console.print("[dim]no results (the query has no indexed terms)[/]")
+        return
+    table = Table("#", "article", "score", "text")
+    for rank, (doc_id, score) in enumerate(hits, 1):
+        doc = corp.get(doc_id)
+        snippet = " ".join((doc.text if doc else "").split())[:160]
+        table.add_row(str(rank), doc_id, f"{score:.3f}", snippet + ("…" if doc and len(doc.text) > 160 else ""))
+    console.print(table)
+
+
+@app.command()
+@guarded
+def run(
+    corpus: str = typer.Argument(..., help="Registered dataset or path (BEIR folder, JSONL corpus, code JSON)"),
+    system: str = typer.Option(..., "--system", help="System name (lexir systems lists them)"),
+    output: Path = typer.Option(..., "--output", "-o", help="TREC run file to write (top 100 per query)"),
+    params: list[str] = Params,
+    queries: Path = typer.Option(None, "--queries", help="Query file (default: the dataset's own queries)"),
+    queries_format: str = typer.Option(None, "--queries-format", help="polishlawllm | orycore | beir | trec"),
+    split: str = typer.Option(None, "--split", help="Query split of a registered dataset (e.g. tune, test)"),
+    language: str = typer.Option(None, "--language", help="Corpus language (for a corpus given by path)"),
+    index: Path = typer.Option(None, "--index", help="Use a saved index folder"),
+    qrels_out: Path = typer.Option(None, "--qrels-out", help="Also write the gold as TREC qrels"),
+    k: int = typer.Option(100, "-k"),
+    data_dir: Path = DataDir,
+):
+    """Run a system over a query set and write a TREC run."""
+    from lexir.datasets import registry
+    from lexir.datasets.generic import is_path, load_queries
+    from lexir.io import write_qrels, write_run
+    from lexir.pipeline import retrieve
+
+    if queries is not None:
+        if not queries_format:
+            raise CLIError("--queries needs --queries-format (polishlawllm, orycore, beir or trec)")
+        corp = _corpus(corpus, language, data_dir)
+        qset = load_queries(queries, queries_format, corp)
+        if qset.dropped:
+            err.print(f"[yellow]{len(qset.dropped)} queries dropped (no usable gold); lexir stats explains[/]")
+    else:
+        if is_path(corpus):
+            raise CLIError("a corpus given by path needs --queries and --queries-format")
+        bench = registry.load(corpus, data_dir)
+        if not hasattr(bench, "queries"):
+            raise CLIError(f"dataset {corpus!r} has no queries; pass --queries")
+        corp, qset = bench.corpus, bench.queries
+        if language:
+            corp.language = language
+    qset = qset.split(split)
+    retriever = _retriever(corp, system, params, index)
+    start = time.perf_counter()
+    with progress_bar(f"{system} on {qset.name}", len(qset)) as advance:
+        results = retrieve(retriever, qset.queries, k, advance)
+    elapsed = time.perf_counter() - start
+    write_run(results, output, tag=system, k=k)
+    if qrels_out:
+        write_qrels(qset.qrels, qrels_out)
+    err.print(f"{len(qset)} queries in {elapsed:.2f}s ({len(qset) / max(elapsed, 1e-9):.0f} q/s) -> {output}")
+
+
+@app.command("eval")
+@guarded
+def evaluate_cmd(
+    runs: list[Path] = typer.Argument(..., help="TREC run files (name = file stem, or NAME=PATH)"),
+    qrels: Path = typer.Option(None, "--qrels", help="TREC qrels file"),
+    dataset: str = typer.Option(None, "--dataset", help="Take the gold of a registered dataset instead"),
+    split: str = typer.Option(None, "--split"),
+    baseline: str = typer.Option(None, "--baseline", help="Run compared against (default: the first)"),
+    measures: str = typer.Option(None, "--measures", help="Comma-separated, e.g. nDCG@10,Hit@10,MRR"),
+    fmt: str = typer.Option("table", "--format", help="table | markdown | latex | json"),
+    per_query: Path = typer.Option(None, "--per-query", help="Write per-query values (JSONL)"),
+    data_dir: Path = DataDir,
+):
+    """Evaluate runs: metrics with 95% CIs, paired tests against a baseline, Holm-corrected."""
+    from lexir.datasets import registry
+    from lexir.evaluation import DEFAULT_MEASURES, Measure, compare, to_latex, to_markdown, to_rich_table
+    from lexir.io import read_qrels, read_run
+
+    if (qrels is None) == (dataset is None):
+        raise CLIError("give exactly one of --qrels or --dataset")
+    gold = read_qrels(qrels) if qrels else registry.load(dataset, data_dir).queries.split(split).qrels
+    loaded = {}
+    for spec in runs:
+        name, sep, path = str(spec).partition("=")
+        path = Path(path) if sep else spec
+        loaded[name if sep else spec.stem] = read_run(path)
+    chosen = tuple(Measure.parse(m) for m in measures.split(",")) if measures else DEFAULT_MEASURES
+    base = baseline or next(iter(loaded))
+    if base not in loaded:
+        raise CLIError(f"baseline {base!r} is not one of the runs: {', '.join(loaded)}")
+    comparison = compare(loaded, gold, base, measures=chosen)
+    for name, evaluation in comparison.evaluations.items():
+        if evaluation.ignored_qids:
+            err.print(f"[yellow]{name}: {len(evaluation.ignored_qids)} queries in the run have no gold (ignored)[/]")
+    if per_query:
+        with open(per_query, "w", encoding="utf-8") as out:
+            for name, evaluation in comparison.evaluations.items():
+                for row in evaluation.to_rows():
+                    out.write(json.dumps({"system": name, **row}) + "\n")
+    if fmt == "markdown":
+        console.print(to_markdown(comparison), markup=False, highlight=False)
+    elif fmt == "latex":
+        console.print(to_latex(comparison), markup=False, highlight=False)
+    elif fmt == "json":
+        console.print_json(json.dumps(comparison.to_dict()))
+    else:
+        console.print(to_rich_table(comparison))
+
+
+@app.command()
+@guarded
+def sweep(
+    dataset: str = typer.Argument(..., help="Registered dataset with queries"),
+    split: str = typer.Option("tune", "--split", help="Tune on this split, never on test"),
+    k1: str = typer.Option("0.6,0.9,1.2,1.5,1.8,2.1", "--k1"),
+    b: str = typer.Option("0.3,0.45,0.6,0.75,0.9", "--b"),
+    metric: str = typer.Option("nDCG@10", "--metric"),
+    params: list[str] = Params,
+    data_dir: Path = DataDir,
+):
+    """Grid-search BM25 k1 x b on a tuning split and print the grid and the best pair."""
+    from lexir.datasets import registry
+    from lexir.tuning import sweep_bm25
+
+    bench = registry.load(dataset, data_dir)
+    qset = bench.queries.split(split)
+    k1s = [float(x) for x in k1.split(",")]
+    bs = [float(x) for x in b.split(",")]
+    with progress_bar(f"sweep on {qset.name}", len(k1s) * len(bs)) as advance:
+        result = sweep_bm25(bench.corpus, qset, k1s, bs, metric, params, progress=advance)
+    table = Table(f"k1 \\ b ({metric})", *[f"{x:g}" for x in bs])
+    for a in k1s:
+        table.add_row(f"{a:g}", *[
+            f"[bold green]{result.grid[(a, x)]:.4f}[/]" if (a, x) == result.best else f"{result.grid[(a, x)]:.4f}"
+            for x in bs])
+    console.print(table)
+    console.print(f"best on {qset.name}: k1={result.best[0]:g} b={result.best[1]:g} "
+                  f"{metric}={result.grid[result.best]:.4f} ({len(qset)} queries)")
+
+
+@app.command()
+@guarded
+def experiment(config: Path, data_dir: Path = DataDir):
+    """Run an experiment file (datasets x systems -> runs, table, tests; cached)."""
+    from lexir.evaluation import to_rich_table
+    from lexir.experiment import Experiment, run_experiment
+
+    exp = Experiment.from_file(config)
+    bars = {}
+
+    def progress_factory(name, total):
+        bars[name] = Progress(TextColumn(f"[bold]{name}"), BarColumn(), MofNCompleteColumn(), console=err,
+                              transient=True, disable=not err.is_terminal)
+        bars[name].start()
+        task = bars[name].add_task(name, total=total)
+
+        def advance(n=1):
+            bars[name].advance(task, n)
+            if bars[name].tasks[0].completed >= total:
+                bars[name].stop()
+        return advance
+
+    results = run_experiment(exp, data_dir, log=lambda m: err.print(m, highlight=False), progress_factory=progress_factory)
+    bad = False
+    for result in results:
+        console.print(to_rich_table(result.comparison))
+        if result.reused:
+            err.print(f"[dim]{result.key}: reused cached runs of {', '.join(result.reused)}[/]")
+        for problem in result.regressions:
+            err.print(f"[bold red]regression[/] {result.key}: {problem}")
+            bad = True
+    err.print(f"tables written under {exp.output}")
+    if bad:
+        raise typer.Exit(1)
+
+
+@app.command()
+def systems():
+    """List the named retrieval systems and their parameters."""
+    from lexir.retrieval.base import get_system, system_names
+
+    table = Table("system", "description", "parameters (defaults)")
+    for name in system_names():
+        spec = get_system(name)
+        table.add_row(name, spec.description, ", ".join(f"{k}={v!r}" for k, v in spec.defaults.items()))
+    console.print(table)
+
+
+@app.command()
+@guarded
+def demo(
+    system: str = typer.Option("bm25", "--system"),
+    params: list[str] = Params,
+):
+    """Run the whole path on the shipped demo (Kodeks karny + its exam questions): no setup, no network."""
+    from lexir.demo import run_demo
+
+    run_demo(console, err, system, params)
+
+
+def main() -> None:  # pragma: no cover
+    sys.exit(app())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,106 @@
+"""Corpora and queries given by path rather than by registered name.
+
+A corpus path may be a BEIR folder (``corpus.jsonl`` inside), a JSONL corpus file
+(``_id``/``id``, ``text``, optional ``title``), a code file in the PolishLawLLM form
+(``{"<article>": "<text>"}``, source id = file stem) or a folder of such code files.
+Query files come in four forms: ``polishlawllm`` (exam JSONL), ``orycore`` (parsed exam
+JSON), ``beir`` (``queries.jsonl``, or a BEIR folder with ``qrels/test.tsv``) and ``trec``
+(topics).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lexir.analysis import detect_language, normalise_language
+from lexir.datasets import registry
+from lexir.io import FormatError, read_beir, read_corpus_jsonl, read_qrels, read_queries_jsonl, read_topics
+from lexir.types import Benchmark, Corpus, QuerySet
+
+QUERY_FORMATS = ("polishlawllm", "orycore", "beir", "trec")
+
+
+def is_path(spec: str) -> bool:
+    return "/" in spec or "\\" in spec or Path(spec).exists()
+
+
+def load_benchmark(name: str, data_dir: str | Path | None = None) -> Benchmark:
+    """A registered dataset that has queries."""
+    dataset = registry.get(name)
+    if not dataset.has("queries"):
+        with_queries = [n for n in registry.names() if registry.get(n).has("queries")]
+        raise registry.DatasetError(f"dataset {name!r} has no queries; datasets with queries: {', '.join(with_queries)}")
+    return dataset.load(data_dir)
+
+
+def load_corpus(
+    spec: str, language: str | None = None, data_dir: str | Path | None = None, notify=None
+) -> Corpus:
+    """A registered dataset's corpus, or a corpus read from a path (see module doc).
+
+    For a path without ``language`` the language is detected from the text and reported
+    through ``notify`` (a callable taking a message).
+    """
+    if not is_path(spec):
+        loaded = registry.load(spec, data_dir)
+        corpus = loaded.corpus if hasattr(loaded, "corpus") else loaded
+        if language:
+            corpus.language = normalise_language(language)
+        return corpus
+    path = Path(spec)
+    if not path.exists():
+        raise FormatError(path, None, "no such file or folder")
+    corpus = _corpus_from_path(path)
+    if language:
+        corpus.language = normalise_language(language)
+    else:
+        sample = [d.text for d in corpus.documents[:200]]
+        code, confidence = detect_language(sample)
+        if code == "unk":
+            raise FormatError(path, None, "cannot detect the corpus language; pass --language")
+        corpus.language = code
+        if notify:
+            notify(f"detected language {code!r} for {path} (confidence {confidence:.2f}); override with --language")
+    return corpus
+
+
+def _corpus_from_path(path: Path) -> Corpus:
+    from lexir.datasets.polish import load_codes
+
+    if path.is_dir() and (path / "corpus.jsonl").is_file():
+        docs, _, _ = read_beir(path)
+        return Corpus(path.name, docs)
+    if path.is_file() and path.suffix == ".jsonl":
+        return Corpus(path.stem, read_corpus_jsonl(path))
+    if path.is_file() and path.suffix == ".json":
+        return load_codes({path.stem: path}, name=path.stem)
+    if path.is_dir():
+        files = sorted(path.glob("*.json"))
+        if files:
+            return load_codes({f.stem: f for f in files}, name=path.name)
+    raise FormatError(path, None, "not a corpus: expected a BEIR folder, a .jsonl corpus, a code .json, "
+                                  "or a folder of code .json files")
+
+
+def load_queries(path: str | Path, fmt: str, corpus: Corpus, qrels: str | Path | None = None) -> QuerySet:
+    """Queries (and their gold, where the format carries it) from a file in one of QUERY_FORMATS."""
+    from lexir.datasets.polish import load_orycore_exam, load_polishlawllm_exams
+
+    path = Path(path)
+    if fmt not in QUERY_FORMATS:
+        raise ValueError(f"unknown query format {fmt!r}; valid: {', '.join(QUERY_FORMATS)}")
+    if fmt == "polishlawllm":
+        queryset = load_polishlawllm_exams(path, corpus, name=path.stem)
+    elif fmt == "orycore":
+        queryset = load_orycore_exam(path, corpus)
+    elif fmt == "beir":
+        if path.is_dir():
+            _, queries, judged = read_beir(path)
+        else:
+            queries, judged = read_queries_jsonl(path), {}
+        queryset = QuerySet(path.stem, queries, judged)
+    else:
+        queryset = QuerySet(path.stem, read_topics(path), {})
+    if qrels:
+        queryset.qrels = read_qrels(qrels)
+    return queryset

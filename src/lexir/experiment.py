@@ -1,0 +1,208 @@
+"""Experiments as files: datasets x systems -> runs, a metrics table, paired tests.
+
+An experiment file (YAML)::
+
+    name: pl-exams-bm25
+    datasets:
+      - {name: pl-exams, split: test}
+    systems:
+      - {name: bm25-raw, system: bm25, params: {mode: raw}}
+      - {name: bm25-stem, system: bm25, params: {mode: stem}}
+      - {name: rank-bm25, system: rank-bm25}
+    baseline: bm25-raw
+    measures: [nDCG@10, MAP@100, R@100, Hit@10, MRR]   # optional; default: all
+    tests: [Hit@10, nDCG@10]                           # optional
+    expected:                                          # optional: recorded scores
+      pl-exams/test: {bm25-raw: {nDCG@10: 0.521}}
+    tolerance: 0.001
+
+Runs are cached in the output folder under a key of system, parameters, corpus and query
+set, so a rerun recomputes only what changed. Expected scores, when recorded, are checked
+and any difference beyond the tolerance is reported as a regression.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lexir.datasets.generic import load_benchmark
+from lexir.evaluation import (
+    DEFAULT_MEASURES,
+    DEFAULT_TESTS,
+    Comparison,
+    Measure,
+    compare,
+    to_latex,
+    to_markdown,
+)
+from lexir.io import read_run, write_run
+from lexir.pipeline import RUN_DEPTH, build_retriever, retrieve
+from lexir.retrieval.base import get_system
+from lexir.retrieval.bm25 import corpus_fingerprint
+from lexir.types import QuerySet
+
+
+class ExperimentError(ValueError):
+    pass
+
+
+@dataclass
+class SystemEntry:
+    name: str
+    system: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Experiment:
+    name: str
+    datasets: list[tuple[str, str | None]]
+    systems: list[SystemEntry]
+    baseline: str
+    measures: tuple[Measure, ...] = DEFAULT_MEASURES
+    tests: tuple[Measure, ...] = DEFAULT_TESTS
+    expected: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    tolerance: float = 1e-3
+    depth: int = RUN_DEPTH
+    output: Path = Path("results")
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Experiment:
+        path = Path(path)
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ExperimentError(f"{path}: file not found") from None
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            where = f":{mark.line + 1}" if mark else ""
+            raise ExperimentError(f"{path}{where}: invalid YAML ({getattr(err, 'problem', err)})") from None
+        return cls.from_dict(raw, path)
+
+    @classmethod
+    def from_dict(cls, raw: Any, path: Path) -> Experiment:
+        def fail(field_name: str, message: str):
+            raise ExperimentError(f"{path}: field {field_name!r}: {message}")
+
+        if not isinstance(raw, dict):
+            fail("(top level)", "expected a mapping")
+        datasets = []
+        for i, entry in enumerate(raw.get("datasets") or []):
+            if isinstance(entry, str):
+                entry = {"name": entry}
+            if not isinstance(entry, dict) or "name" not in entry:
+                fail(f"datasets[{i}]", "expected a dataset name or {name, split}")
+            datasets.append((str(entry["name"]), entry.get("split")))
+        if not datasets:
+            fail("datasets", "at least one dataset is needed")
+        systems = []
+        for i, entry in enumerate(raw.get("systems") or []):
+            if isinstance(entry, str):
+                entry = {"name": entry, "system": entry}
+            if not isinstance(entry, dict) or "name" not in entry:
+                fail(f"systems[{i}]", "expected a system name or {name, system, params}")
+            system = str(entry.get("system", entry["name"]))
+            params = entry.get("params") or {}
+            if not isinstance(params, dict):
+                fail(f"systems[{i}].params", "expected a mapping")
+            try:
+                get_system(system).resolve(params)
+            except ValueError as err:
+                fail(f"systems[{i}]", str(err))
+            systems.append(SystemEntry(str(entry["name"]), system, dict(params)))
+        names = [s.name for s in systems]
+        if len(set(names)) != len(names):
+            fail("systems", "system names must be unique")
+        if not systems:
+            fail("systems", "at least one system is needed")
+        baseline = str(raw.get("baseline", names[0]))
+        if baseline not in names:
+            fail("baseline", f"{baseline!r} is not one of the systems ({', '.join(names)})")
+        try:
+            measures = tuple(Measure.parse(m) for m in raw.get("measures") or []) or DEFAULT_MEASURES
+            tests = tuple(Measure.parse(m) for m in raw.get("tests") or []) or DEFAULT_TESTS
+        except ValueError as err:
+            fail("measures", str(err))
+        output = Path(raw.get("output") or (path.parent / "results" / path.stem))
+        return cls(
+            name=str(raw.get("name", path.stem)), datasets=datasets, systems=systems, baseline=baseline,
+            measures=measures, tests=tests, expected=raw.get("expected") or {},
+            tolerance=float(raw.get("tolerance", 1e-3)), depth=int(raw.get("depth", RUN_DEPTH)), output=output,
+        )
+
+
+@dataclass
+class DatasetResult:
+    key: str  # "pl-exams/test"
+    comparison: Comparison
+    run_paths: dict[str, Path]
+    regressions: list[str]
+    reused: list[str]
+
+
+def queryset_fingerprint(queries: QuerySet) -> str:
+    digest = hashlib.sha256()
+    for q in queries.queries:
+        digest.update(f"{q.id}\0{q.text}\1".encode())
+    return digest.hexdigest()
+
+
+def run_experiment(
+    exp: Experiment, data_dir: str | Path | None = None, log: Callable[[str], None] = print,
+    progress_factory: Callable[[str, int], Callable[[int], None]] | None = None,
+) -> list[DatasetResult]:
+    results = []
+    for dataset, split in exp.datasets:
+        bench = load_benchmark(dataset, data_dir)
+        queries = bench.queries.split(split)
+        key = f"{dataset}/{split or 'all'}"
+        folder = exp.output / "runs" / key.replace("/", "__")
+        corpus_fp = corpus_fingerprint(bench.corpus)
+        query_fp = queryset_fingerprint(queries)
+        runs, paths, reused = {}, {}, []
+        for entry in exp.systems:
+            resolved = get_system(entry.system).resolve(entry.params)
+            run_key = hashlib.sha256(json.dumps(
+                [entry.system, sorted(resolved.items()), corpus_fp, query_fp, exp.depth], default=str
+            ).encode()).hexdigest()[:16]
+            path = folder / f"{entry.name}.{run_key}.trec"
+            if path.is_file():
+                runs[entry.name] = read_run(path)
+                reused.append(entry.name)
+            else:
+                log(f"{key}: running {entry.name} ({entry.system} {resolved})")
+                retriever = build_retriever(bench.corpus, entry.system, entry.params)
+                progress = progress_factory(entry.name, len(queries)) if progress_factory else None
+                runs[entry.name] = retrieve(retriever, queries.queries, exp.depth, progress)
+                write_run(runs[entry.name], path, tag=entry.name, k=exp.depth)
+            paths[entry.name] = path
+        comparison = compare(runs, queries.qrels, exp.baseline, measures=exp.measures, tests=exp.tests)
+        regressions = check_expected(comparison, exp.expected.get(key, {}), exp.tolerance)
+        out = exp.output / key.replace("/", "__")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        Path(f"{out}.md").write_text(to_markdown(comparison), encoding="utf-8")
+        Path(f"{out}.tex").write_text(to_latex(comparison), encoding="utf-8")
+        Path(f"{out}.json").write_text(json.dumps(comparison.to_dict(), indent=1), encoding="utf-8")
+        results.append(DatasetResult(key, comparison, paths, regressions, reused))
+    return results
+
+
+def check_expected(comparison: Comparison, expected: dict[str, dict[str, float]], tolerance: float) -> list[str]:
+    problems = []
+    for system, scores in expected.items():
+        if system not in comparison.estimates:
+            problems.append(f"{system}: expected scores recorded but the system did not run")
+            continue
+        for measure_name, value in scores.items():
+            measure = Measure.parse(measure_name)
+            got = comparison.estimates[system][measure].mean
+            if abs(got - float(value)) > tolerance:
+                problems.append(f"{system} {measure}: {got:.4f}, expected {float(value):.4f} (±{tolerance})")
+    return problems

@@ -1,0 +1,74 @@
+"""BEIR folders: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lexir.io.errors import FormatError
+from lexir.io.jsonl import field, read_jsonl
+from lexir.types import Document, Qrels, Query
+
+
+def read_corpus_jsonl(path: str | Path) -> list[Document]:
+    """A JSONL corpus: ``_id`` (or ``id``), ``text``, optional ``title``."""
+    docs = []
+    for lineno, obj in read_jsonl(path):
+        doc_id = field(obj, ("_id", "id"), path, lineno)
+        text = field(obj, ("text", "contents"), path, lineno)
+        title = obj.get("title") or ""
+        docs.append(Document(doc_id, text, title if isinstance(title, str) else str(title)))
+    return docs
+
+
+def read_queries_jsonl(path: str | Path) -> list[Query]:
+    return [
+        Query(field(obj, ("_id", "id"), path, lineno), field(obj, ("text", "query"), path, lineno))
+        for lineno, obj in read_jsonl(path)
+    ]
+
+
+def read_qrels_tsv(path: str | Path) -> Qrels:
+    """BEIR qrels: a header ``query-id corpus-id score`` then one tab-separated row each."""
+    path = Path(path)
+    qrels: Qrels = {}
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        cells = line.split("\t")
+        if lineno == 1 and not cells[-1].strip().lstrip("-").isdigit():
+            continue  # the header row
+        if not line.strip():
+            continue
+        if len(cells) != 3:
+            raise FormatError(path, lineno, f"expected 3 tab-separated fields, got {len(cells)}")
+        try:
+            qrels.setdefault(cells[0], {})[cells[1]] = int(cells[2])
+        except ValueError:
+            raise FormatError(path, lineno, f"score {cells[2]!r} is not an integer", field="score") from None
+    return qrels
+
+
+def read_beir(folder: str | Path, split: str = "test") -> tuple[list[Document], list[Query], Qrels]:
+    folder = Path(folder)
+    if not (folder / "corpus.jsonl").is_file():
+        raise FormatError(folder, None, "not a BEIR folder: corpus.jsonl missing")
+    docs = read_corpus_jsonl(folder / "corpus.jsonl")
+    queries = read_queries_jsonl(folder / "queries.jsonl") if (folder / "queries.jsonl").is_file() else []
+    qrels_path = folder / "qrels" / f"{split}.tsv"
+    qrels = read_qrels_tsv(qrels_path) if qrels_path.is_file() else {}
+    return docs, queries, qrels
+
+
+def write_beir(folder: str | Path, docs: list[Document], queries: list[Query], qrels: Qrels, split: str = "test") -> None:
+    folder = Path(folder)
+    (folder / "qrels").mkdir(parents=True, exist_ok=True)
+    with open(folder / "corpus.jsonl", "w", encoding="utf-8") as out:
+        for d in docs:
+            out.write(json.dumps({"_id": d.id, "title": d.title, "text": d.text}, ensure_ascii=False) + "\n")
+    with open(folder / "queries.jsonl", "w", encoding="utf-8") as out:
+        for q in queries:
+            out.write(json.dumps({"_id": q.id, "text": q.text}, ensure_ascii=False) + "\n")
+    with open(folder / "qrels" / f"{split}.tsv", "w", encoding="utf-8") as out:
+        out.write("query-id\tcorpus-id\tscore\n")
+        for qid, judged in qrels.items():
+            for doc_id, grade in judged.items():
+                out.write(f"{qid}\t{doc_id}\t{grade}\n")

@@ -1,0 +1,47 @@
+"""JSON-lines reading with errors that name the file, line and field."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from lexir.io.errors import FormatError
+
+
+def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object) for each non-empty line; a bad line raises FormatError."""
+    path = Path(path)
+    try:
+        fh = open(path, encoding="utf-8")
+    except FileNotFoundError:
+        raise FormatError(path, None, "file not found") from None
+    with fh:
+        lineno = 0
+        try:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise FormatError(path, lineno, f"invalid JSON ({err.msg}, column {err.colno})") from None
+                if not isinstance(obj, dict):
+                    raise FormatError(path, lineno, f"expected a JSON object, got {type(obj).__name__}")
+                yield lineno, obj
+        except UnicodeDecodeError as err:
+            raise FormatError(path, lineno + 1, f"not UTF-8 text ({err.reason})") from None
+
+
+def field(obj: dict, names: tuple[str, ...] | str, path: str | Path, lineno: int | None, kind: type = str):
+    """The first present field of ``names``, checked for type; missing or wrong -> FormatError."""
+    names = (names,) if isinstance(names, str) else names
+    for name in names:
+        if name in obj and obj[name] is not None:
+            value = obj[name]
+            if kind is str and isinstance(value, int | float) and not isinstance(value, bool):
+                value = str(value)
+            if not isinstance(value, kind):
+                raise FormatError(path, lineno, f"expected {kind.__name__}, got {type(value).__name__}", field=name)
+            return value
+    raise FormatError(path, lineno, "required field missing", field=" or ".join(names))

@@ -1,0 +1,111 @@
+"""TREC runs, qrels and topics.
+
+Run lines: ``qid Q0 docid rank score tag``; qrels lines: ``qid 0 docid grade``.
+Topics: the classic SGML-ish ``<top><num>…<title>…</top>`` form, or ``qid<TAB>text`` lines.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from lexir.io.errors import FormatError
+from lexir.types import Qrels, Query, Run, ranked
+
+
+def write_run(run: Run, path: str | Path, tag: str = "lexir", k: int | None = 100) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".part")
+    # Written to a side file and renamed, so an interrupted write never leaves half a run.
+    with open(tmp, "w", encoding="utf-8") as out:
+        for qid, results in run.items():
+            for rank, (doc_id, score) in enumerate(ranked(results)[:k], 1):
+                _check_token(doc_id, "document id")
+                out.write(f"{qid} Q0 {doc_id} {rank} {score:.6f} {tag}\n")
+    tmp.replace(path)
+
+
+def read_run(path: str | Path) -> Run:
+    run: Run = {}
+    for lineno, cells in _rows(path, 6):
+        qid, _q0, doc_id, _rank, score, _tag = cells
+        try:
+            run.setdefault(qid, {})[doc_id] = float(score)
+        except ValueError:
+            raise FormatError(path, lineno, f"score {score!r} is not a number") from None
+    return run
+
+
+def write_qrels(qrels: Qrels, path: str | Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as out:
+        for qid, judged in qrels.items():
+            for doc_id, grade in judged.items():
+                out.write(f"{qid} 0 {doc_id} {grade}\n")
+
+
+def read_qrels(path: str | Path) -> Qrels:
+    qrels: Qrels = {}
+    for lineno, cells in _rows(path, 4):
+        qid, _iter, doc_id, grade = cells
+        try:
+            qrels.setdefault(qid, {})[doc_id] = int(grade)
+        except ValueError:
+            raise FormatError(path, lineno, f"relevance grade {grade!r} is not an integer") from None
+    return qrels
+
+
+_TOP = re.compile(r"<top>(.*?)</top>", re.S | re.I)
+_FIELD = re.compile(r"<(num|title|desc|narr)>\s*(?:Number:|Description:|Narrative:)?(.*?)(?=<(?:/?\w+)>|$)", re.S | re.I)
+
+
+def read_topics(path: str | Path, fields: tuple[str, ...] = ("title",)) -> list[Query]:
+    """TREC topics: SGML ``<top>`` blocks (text = the chosen fields) or ``qid<TAB>text`` lines."""
+    path = Path(path)
+    text = _read_text(path)
+    if "<top>" in text.lower():
+        queries = []
+        for block in _TOP.finditer(text):
+            values = {name.lower(): value.strip() for name, value in _FIELD.findall(block.group(1))}
+            lineno = text.count("\n", 0, block.start()) + 1
+            if not values.get("num"):
+                raise FormatError(path, lineno, "topic without <num>")
+            body = " ".join(values.get(f, "") for f in fields).strip()
+            queries.append(Query(values["num"], body))
+        return queries
+    queries = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        qid, sep, body = line.partition("\t")
+        if not sep:
+            raise FormatError(path, lineno, "expected 'query-id<TAB>text'")
+        queries.append(Query(qid.strip(), body.strip()))
+    return queries
+
+
+def _check_token(value: str, what: str) -> None:
+    if not value or any(ch.isspace() for ch in value):
+        raise ValueError(f"{what} {value!r} cannot be written to a TREC file (empty or contains whitespace)")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FormatError(path, None, "file not found") from None
+    except UnicodeDecodeError as err:
+        raise FormatError(path, None, f"not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+
+def _rows(path: str | Path, width: int):
+    path = Path(path)
+    for lineno, line in enumerate(_read_text(path).splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cells = line.split()
+        if len(cells) != width:
+            raise FormatError(path, lineno, f"expected {width} whitespace-separated fields, got {len(cells)}")
+        yield lineno, cells

@@ -1,0 +1,125 @@
+"""The one interface every retriever has, and the registry of named systems.
+
+A retriever answers ``search(text, k)`` with (document id, score) pairs, best first, and
+``search_many(queries, k)`` with a :data:`~lexir.types.Run`. Systems are registered by name
+with their parameters and defaults, so ``lexir run --system bm25 --param k1=0.9`` and an
+experiment file build them the same way.
+"""
+
+from __future__ import annotations
+
+import inspect
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lexir.types import Corpus, Query, Run
+
+
+class Retriever(ABC):
+    name: str = "retriever"
+
+    @abstractmethod
+    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
+        """Best ``k`` documents for ``text``; an empty or all-stopword query gives ``[]``."""
+
+    def search_many(
+        self, queries: Sequence[Query], k: int = 100, progress: Callable[[int], None] | None = None
+    ) -> Run:
+        run: Run = {}
+        for query in queries:
+            run[query.id] = dict(self.search(query.text, k))
+            if progress:
+                progress(1)
+        return run
+
+
+@dataclass
+class System:
+    """A named way to build a retriever over a corpus, with its parameters' defaults."""
+
+    name: str
+    factory: Callable[..., Retriever]
+    description: str
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+    def resolve(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The full parameter set: defaults overridden by ``params``, each coerced to its type."""
+        values = dict(self.defaults)
+        for key, value in (params or {}).items():
+            if key not in self.defaults:
+                valid = ", ".join(sorted(self.defaults)) or "(none)"
+                raise ValueError(f"system {self.name!r} has no parameter {key!r}; valid: {valid}")
+            values[key] = coerce(value, self.defaults[key], key)
+        return values
+
+    def build(self, corpus: Corpus, params: Mapping[str, Any] | None = None, **context) -> Retriever:
+        values = self.resolve(params)
+        accepted = inspect.signature(self.factory).parameters
+        extra = {k: v for k, v in context.items() if k in accepted}
+        return self.factory(corpus, **values, **extra)
+
+
+_SYSTEMS: dict[str, System] = {}
+
+
+def register_system(name: str, description: str, **defaults: Any):
+    """Decorator: ``@register_system("bm25", "...", k1=1.2, b=0.75)`` over a factory."""
+
+    def wrap(factory: Callable[..., Retriever]) -> Callable[..., Retriever]:
+        if name in _SYSTEMS:
+            raise ValueError(f"system {name!r} registered twice")
+        _SYSTEMS[name] = System(name, factory, description, dict(defaults))
+        return factory
+
+    return wrap
+
+
+def get_system(name: str) -> System:
+    _load_builtin_systems()
+    try:
+        return _SYSTEMS[name]
+    except KeyError:
+        raise ValueError(f"unknown system {name!r}; valid: {', '.join(sorted(_SYSTEMS))}") from None
+
+
+def system_names() -> list[str]:
+    _load_builtin_systems()
+    return sorted(_SYSTEMS)
+
+
+def _load_builtin_systems() -> None:
+    from lexir.retrieval import bm25, peers  # noqa: F401
+
+
+def parse_params(pairs: Iterable[str]) -> dict[str, str]:
+    """``["k1=0.9", "mode=stem"]`` -> ``{"k1": "0.9", "mode": "stem"}``."""
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"parameter {pair!r} is not of the form key=value")
+        params[key.strip()] = value.strip()
+    return params
+
+
+def coerce(value: Any, default: Any, key: str) -> Any:
+    """Turn a command-line string into the type of the parameter's default."""
+    if not isinstance(value, str) or isinstance(default, str) or default is None:
+        return value
+    try:
+        if isinstance(default, bool):
+            lowered = value.lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        if isinstance(default, int):
+            return int(value)
+        if isinstance(default, float):
+            return float(value)
+    except ValueError:
+        raise ValueError(f"parameter {key}={value!r}: expected {type(default).__name__}") from None
+    return value

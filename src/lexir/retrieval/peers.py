@@ -1,0 +1,68 @@
+"""Peer systems run beside lexir's own in experiments, as the quality bar.
+
+* ``bm25s-default`` - bm25s with its own default tokenizer (lowercase, words of 2+
+  characters, no stemming, no stopwords), exactly as a user of bm25s would start;
+* ``rank-bm25``     - rank_bm25's BM25Okapi over lower-cased whitespace tokens.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lexir.retrieval.base import Retriever, register_system
+from lexir.types import Corpus
+
+
+class BM25sDefault(Retriever):
+    name = "bm25s-default"
+
+    def __init__(self, corpus: Corpus, k1: float, b: float) -> None:
+        import bm25s
+
+        self._bm25s = bm25s
+        self.doc_ids = corpus.ids
+        self.engine = bm25s.BM25(k1=k1, b=b)
+        self.engine.index(bm25s.tokenize([d.text for d in corpus], show_progress=False), show_progress=False)
+
+    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
+        tokens = self._bm25s.tokenize([text], show_progress=False, return_ids=False)[0]
+        tokens = [t for t in tokens if t in self.engine.vocab_dict]
+        if not tokens:
+            return []
+        scores = self.engine.get_scores(tokens)
+        return _top(scores, self.doc_ids, k)
+
+
+class RankBM25(Retriever):
+    name = "rank-bm25"
+
+    def __init__(self, corpus: Corpus, k1: float, b: float) -> None:
+        try:
+            from rank_bm25 import BM25Okapi
+        except ImportError as err:  # pragma: no cover - depends on the environment
+            raise ImportError("the rank-bm25 peer needs 'rank-bm25': pip install 'lexir[peers]'") from err
+        self.doc_ids = corpus.ids
+        self.engine = BM25Okapi([d.text.lower().split() for d in corpus], k1=k1, b=b)
+
+    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
+        tokens = text.lower().split()
+        if not tokens:
+            return []
+        return _top(np.asarray(self.engine.get_scores(tokens)), self.doc_ids, k)
+
+
+def _top(scores: np.ndarray, doc_ids: list[str], k: int) -> list[tuple[str, float]]:
+    k = min(k, len(doc_ids))
+    best = np.argpartition(-scores, k - 1)[:k]
+    best = best[np.lexsort((best, -scores[best]))]
+    return [(doc_ids[i], float(scores[i])) for i in best if scores[i] > 0]
+
+
+@register_system("bm25s-default", "peer: bm25s with its default tokenizer", k1=1.5, b=0.75)
+def build_bm25s_default(corpus: Corpus, *, k1, b) -> BM25sDefault:
+    return BM25sDefault(corpus, k1, b)
+
+
+@register_system("rank-bm25", "peer: rank_bm25 BM25Okapi on whitespace tokens", k1=1.5, b=0.75)
+def build_rank_bm25(corpus: Corpus, *, k1, b) -> RankBM25:
+    return RankBM25(corpus, k1, b)

@@ -1,0 +1,65 @@
+"""Paper-style statistics of a corpus and of a query set over it."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter
+
+from lexir.types import Benchmark, Corpus, QuerySet, act_of
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def n_tokens(text: str) -> int:
+    """Length in word tokens (runs of letters and digits), the unit the statistics use."""
+    return len(_WORD.findall(text))
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"mean": 0.0, "median": 0.0, "max": 0.0}
+    return {"mean": statistics.fmean(values), "median": float(statistics.median(values)), "max": float(max(values))}
+
+
+def corpus_stats(corpus: Corpus) -> dict:
+    per_act = Counter(doc.act for doc in corpus)
+    levels = Counter(unit.level for unit in corpus.units())
+    return {
+        "corpus": corpus.name,
+        "language": corpus.language,
+        "acts": len(per_act),
+        "articles": len(corpus),
+        "articles per act": dict(per_act),
+        "units per level": dict(levels),
+        "article length (tokens)": summary([n_tokens(d.text) for d in corpus]),
+    }
+
+
+def queryset_stats(queries: QuerySet, corpus: Corpus) -> dict:
+    gold_counts = [len(queries.qrels.get(q.id, {})) for q in queries.queries]
+    gold_articles = {doc for judged in queries.qrels.values() for doc, grade in judged.items() if grade > 0}
+    reasons = Counter(reason for _, reason, _ in queries.dropped)
+    per_act = Counter(act_of(doc) for judged in queries.qrels.values() for doc in judged)
+    return {
+        "queries": queries.name,
+        "questions read": len(queries) + len(queries.dropped),
+        "queries kept": len(queries),
+        "queries dropped": len(queries.dropped),
+        "dropped by reason": dict(reasons.most_common()),
+        "qrels": sum(gold_counts),
+        "distinct gold articles": len(gold_articles),
+        "share of article pool": len(gold_articles) / len(corpus) if len(corpus) else 0.0,
+        "gold per query": {**summary(gold_counts),
+                           "share > 1": sum(c > 1 for c in gold_counts) / len(gold_counts) if gold_counts else 0.0},
+        "qrels per act": dict(per_act.most_common()),
+        "splits": {name: len(ids) for name, ids in queries.splits.items()},
+        "query length (tokens)": summary([n_tokens(q.text) for q in queries.queries]),
+        "gold article length (tokens)": summary([n_tokens(corpus[d].text) for d in gold_articles if d in corpus]),
+    }
+
+
+def stats(loaded: Benchmark | Corpus) -> dict:
+    if isinstance(loaded, Benchmark):
+        return {**queryset_stats(loaded.queries, loaded.corpus), "corpus": corpus_stats(loaded.corpus)}
+    return corpus_stats(loaded)

@@ -1,0 +1,247 @@
+"""The data model: corpus, acts, provisions, queries, qrels and runs.
+
+Ids follow one scheme everywhere (SPEC §1):
+
+* an article's canonical id is ``SOURCE::ARTICLE`` (``kk::16``, ``kc::4^1``, ``BGB::823``);
+* a deeper unit has a path id, the canonical id followed by ``/level:label`` steps
+  (``kk::11/par:3``, ``BGB::823/abs:1/satz:2``).
+
+Runs and qrels are keyed by these ids; they are plain mappings so that any
+tool (pytrec_eval, ranx, pandas) can take them without conversion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+ID_SEP = "::"
+PATH_SEP = "/"
+
+
+# ---------------------------------------------------------------------------
+# ids
+
+
+def canonical_id(source: str, article: str) -> str:
+    """``canonical_id("kk", "16") == "kk::16"``."""
+    return f"{source}{ID_SEP}{article}"
+
+
+def path_id(source: str, article: str, path: Iterable[tuple[str, str]] = ()) -> str:
+    """``path_id("kk", "11", [("par", "3")]) == "kk::11/par:3"``."""
+    steps = "".join(f"{PATH_SEP}{level}:{label}" for level, label in path)
+    return canonical_id(source, article) + steps
+
+
+@dataclass(frozen=True)
+class UnitId:
+    """A parsed canonical or path id."""
+
+    source: str
+    article: str
+    path: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> UnitId:
+        if ID_SEP not in text:
+            raise ValueError(f"not a lexir id (expected SOURCE::ARTICLE[/level:label...]): {text!r}")
+        source, rest = text.split(ID_SEP, 1)
+        article, *steps = rest.split(PATH_SEP)
+        path = []
+        for step in steps:
+            level, sep, label = step.partition(":")
+            if not sep or not level or not label:
+                raise ValueError(f"bad path step {step!r} in id {text!r}")
+            path.append((level, label))
+        if not source or not article:
+            raise ValueError(f"empty source or article in id {text!r}")
+        return cls(source, article, tuple(path))
+
+    @property
+    def canonical(self) -> str:
+        return canonical_id(self.source, self.article)
+
+    def __str__(self) -> str:
+        return path_id(self.source, self.article, self.path)
+
+
+def article_of(unit_id: str) -> str:
+    """The canonical article id of any unit id (``kk::11/par:3`` -> ``kk::11``)."""
+    return unit_id.split(PATH_SEP, 1)[0]
+
+
+def act_of(unit_id: str) -> str:
+    """The act (source) of any unit id (``kk::11/par:3`` -> ``kk``)."""
+    return unit_id.split(ID_SEP, 1)[0]
+
+
+# ---------------------------------------------------------------------------
+# statutes
+
+
+@dataclass
+class Provision:
+    """A node of an act's tree: an article, a paragraph, an item, ...
+
+    ``level`` names the unit kind (``article``, ``par``, ``abs``, ``satz``, ``pkt``,
+    ``nr``, ``lit``); ``label`` is its number as printed (``"3"``, ``"4^1"``, ``"a"``).
+    ``text`` is the unit's own text including its children.
+    """
+
+    id: str
+    level: str
+    label: str
+    text: str
+    title: str = ""
+    children: list[Provision] = field(default_factory=list)
+
+    def walk(self) -> Iterator[Provision]:
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
+@dataclass
+class Act:
+    """A code or law: an ordered list of articles (each a provision tree)."""
+
+    id: str  # the SOURCE part of ids: "kk", "BGB"
+    title: str = ""
+    language: str = ""
+    articles: list[Provision] = field(default_factory=list)
+
+    def units(self) -> Iterator[Provision]:
+        for article in self.articles:
+            yield from article.walk()
+
+
+@dataclass(frozen=True)
+class Document:
+    """A retrievable unit: what an index holds. Usually one article."""
+
+    id: str
+    text: str
+    title: str = ""
+
+    @property
+    def act(self) -> str:
+        return act_of(self.id)
+
+
+class Corpus:
+    """Documents (by default: articles) of one or more acts, in order, with lookup by id."""
+
+    def __init__(
+        self,
+        name: str,
+        documents: Iterable[Document],
+        language: str = "",
+        acts: Iterable[Act] = (),
+    ) -> None:
+        self.name = name
+        self.language = language
+        self.documents: list[Document] = list(documents)
+        self.acts: dict[str, Act] = {act.id: act for act in acts}
+        self._by_id: dict[str, Document] = {}
+        for doc in self.documents:
+            if doc.id in self._by_id:
+                raise ValueError(f"corpus {name!r}: duplicate document id {doc.id!r}")
+            self._by_id[doc.id] = doc
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    def __iter__(self) -> Iterator[Document]:
+        return iter(self.documents)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._by_id
+
+    def __getitem__(self, doc_id: str) -> Document:
+        return self._by_id[doc_id]
+
+    def get(self, doc_id: str) -> Document | None:
+        return self._by_id.get(doc_id)
+
+    @property
+    def ids(self) -> list[str]:
+        return [d.id for d in self.documents]
+
+    def act_ids(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for d in self.documents:
+            seen.setdefault(d.act, None)
+        return list(seen)
+
+    def units(self) -> Iterator[Provision]:
+        for act in self.acts.values():
+            yield from act.units()
+
+
+# ---------------------------------------------------------------------------
+# queries, judgements, results
+
+
+@dataclass(frozen=True)
+class Query:
+    id: str
+    text: str
+    meta: Mapping[str, object] = field(default_factory=dict, hash=False, compare=False)
+
+
+# qid -> doc id -> relevance grade
+Qrels = dict[str, dict[str, int]]
+# qid -> doc id -> score (higher is better)
+Run = dict[str, dict[str, float]]
+
+
+def ranked(results: Mapping[str, float]) -> list[tuple[str, float]]:
+    """Results of one query best first; ties broken by id so that order is reproducible."""
+    return sorted(results.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def top_k(run: Run, k: int) -> Run:
+    """A new run holding only the best ``k`` results of each query."""
+    return {qid: dict(ranked(res)[:k]) for qid, res in run.items()}
+
+
+@dataclass
+class QuerySet:
+    """Queries with their gold judgements, the queries dropped on loading and why, and splits.
+
+    ``dropped`` holds one ``(query id, reason, detail)`` per question that could not be kept,
+    so statistics can report losses the way the papers do instead of hiding them.
+    """
+
+    name: str
+    queries: list[Query]
+    qrels: Qrels
+    dropped: list[tuple[str, str, str]] = field(default_factory=list)
+    splits: dict[str, list[str]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+    def split(self, name: str | None) -> QuerySet:
+        """The queries of one split (``None`` or ``"all"`` gives everything)."""
+        if name in (None, "all"):
+            return self
+        if name not in self.splits:
+            valid = ", ".join(["all", *self.splits])
+            raise ValueError(f"query set {self.name!r} has no split {name!r}; valid: {valid}")
+        keep = set(self.splits[name])
+        return QuerySet(
+            f"{self.name}/{name}",
+            [q for q in self.queries if q.id in keep],
+            {qid: rel for qid, rel in self.qrels.items() if qid in keep},
+            [d for d in self.dropped if d[0] in keep],
+        )
+
+
+@dataclass
+class Benchmark:
+    """A corpus with a query set over it: what ``lexir run``, ``eval`` and ``experiment`` work on."""
+
+    corpus: Corpus
+    queries: QuerySet

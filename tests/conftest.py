@@ -1,0 +1,29 @@
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The real data folder: $LEXIR_DATA or ../shared/data beside the checkout."""
+    path = Path(os.environ.get("LEXIR_DATA") or REPO.parent / "shared" / "data")
+    if not (path / "pl" / "codes" / "kk.json").is_file():
+        pytest.skip(f"real data not found at {path}")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    # Index and run caches go to a per-session temporary folder, never the user's home.
+    monkeypatch.setenv("LEXIR_CACHE", str(tmp_path_factory.getbasetemp() / "lexir-cache"))
+
+
+@pytest.fixture(scope="session")
+def demo_bench():
+    """The demo dataset shipped inside the package (Kodeks karny + its exam questions)."""
+    from lexir.datasets import registry
+
+    return registry.load("demo")

@@ -1,0 +1,80 @@
+import json
+
+import pytest
+
+from lexir.analysis import Analyzer, AnalyzerConfig, detect_language, normalise_language, stopwords
+
+
+def test_greek_folding_strips_accents_and_final_sigma():
+    tokens = Analyzer.create("el", "raw", stopwords=False)("Ποινικός Κώδικας ΆΡΘΡΟ")
+    assert tokens == ["ποινικοσ", "κωδικασ", "αρθρο"]
+
+
+def test_greek_stopwords_match_after_folding():
+    # "της" and "και" are stopwords; they must be removed even though the list is accent-free
+    assert Analyzer.create("el", "raw")("της ποινής και του") == ["ποινησ"]
+
+
+def test_hyphenated_line_break_is_repaired():
+    text = "karę obniża się do wy-\n       mierzoną"
+    assert "wymierzoną" in Analyzer.create("pl", "raw")(text)
+
+
+def test_polish_stopwords_removed_and_repeats_kept():
+    tokens = Analyzer.create("pl", "raw")("Kara i kara w czasie czynu")
+    assert tokens == ["kara", "kara", "czasie", "czynu"]
+
+
+def test_modes_give_different_forms():
+    text = "popełnienia przestępstw przez sprawców"
+    raw = Analyzer.create("pl", "raw")(text)
+    stem = Analyzer.create("pl", "stem")(text)
+    lemma = Analyzer.create("pl", "lemma")(text)
+    assert raw == ["popełnienia", "przestępstw", "sprawców"]
+    assert stem != raw and all(len(s) <= len(r) for s, r in zip(stem, raw, strict=True))
+    assert lemma[1] == "przestępstwo" and lemma[2] == "sprawca"
+
+
+def test_morfeusz_lemmatizer_for_polish():
+    tokens = Analyzer.create("pl", "lemma", lemmatizer="morfeusz")("sądu okręgowego")
+    assert tokens == ["sąd", "okręgowy"]
+
+
+def test_morfeusz_rejected_for_other_languages():
+    with pytest.raises(ValueError, match="Polish only"):
+        AnalyzerConfig("de", "lemma", lemmatizer="morfeusz")
+
+
+def test_german_and_english_stemming():
+    assert Analyzer.create("de", "stem")("Schadensersatzpflicht der Verletzten") == ["schadensersatzpflicht", "verletzt"]
+    assert Analyzer.create("en", "stem")("the courts ruled") == ["court", "rule"]
+
+
+def test_unknown_language_and_mode_list_valid_names():
+    with pytest.raises(ValueError, match="valid:.*pl \\(polish\\)"):
+        normalise_language("klingon")
+    with pytest.raises(ValueError, match="raw, stem, lemma"):
+        AnalyzerConfig("pl", "soundex")
+
+
+def test_language_names_accepted():
+    assert normalise_language("Polish") == "pl"
+    assert normalise_language("el") == "el"
+
+
+def test_stopword_lists_are_data():
+    assert "oraz" in stopwords("pl") and "und" in stopwords("de") and "και" in stopwords("el")
+    assert stopwords("fi") == frozenset()  # no list: nothing removed, no error
+
+
+def test_empty_text_gives_no_tokens():
+    assert Analyzer.create("pl", "stem")("  ,;  ") == []
+
+
+def test_detect_language_on_real_statutes(data_dir):
+    kk = json.loads((data_dir / "pl" / "codes" / "kk.json").read_text(encoding="utf-8"))
+    assert detect_language(list(kk.values())[:30])[0] == "pl"
+    greek = json.loads((data_dir / "el" / "law-2472-1997.json").read_text(encoding="utf-8"))
+    assert detect_language([p["content"] for p in greek["provisions"][:10]])[0] == "el"
+    assert detect_language(["Wer vorsätzlich oder fahrlässig das Leben eines anderen verletzt, ist zum Ersatz "
+                            "des daraus entstehenden Schadens verpflichtet."])[0] == "de"

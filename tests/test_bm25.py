@@ -1,0 +1,117 @@
+import math
+
+import pytest
+
+from lexir.analysis import Analyzer
+from lexir.pipeline import build_retriever
+from lexir.retrieval.base import get_system, parse_params, system_names
+from lexir.retrieval.bm25 import BM25Retriever
+from lexir.types import Corpus, Document
+
+TINY = Corpus("tiny", [
+    Document("a::1", "kara grzywny kara"),
+    Document("a::2", "kara pozbawienia wolności orzeczona przez sąd"),
+    Document("a::3", "sąd okręgowy rozpoznaje apelację"),
+], language="pl")
+
+
+def lucene_bm25(query, doc, docs, k1=1.2, b=0.75):
+    # Lucene's BM25 (which bm25s's "lucene" method follows) drops the constant (k1 + 1)
+    # numerator factor; rankings are the same as Robertson's.
+    n, avgdl = len(docs), sum(len(d) for d in docs) / len(docs)
+    score = 0.0
+    for term in dict.fromkeys(query):
+        df = sum(term in d for d in docs)
+        if not df:
+            continue
+        tf = doc.count(term)
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        score += idf * tf / (tf + k1 * (1 - b + b * len(doc) / avgdl))
+    return score
+
+
+def test_scores_match_the_lucene_formula():
+    analyzer = Analyzer.create("pl", "raw", stopwords=False)
+    retriever = BM25Retriever(analyzer, k1=1.2, b=0.75).index(TINY)
+    docs = [analyzer(d.text) for d in TINY]
+    hits = dict(retriever.search("kara sąd", 10))
+    for doc, tokens in zip(TINY, docs, strict=True):
+        assert hits[doc.id] == pytest.approx(lucene_bm25(["kara", "sąd"], tokens, docs), rel=1e-5)
+
+
+def test_repeated_query_terms_are_collapsed_unless_asked():
+    analyzer = Analyzer.create("pl", "raw", stopwords=False)
+    once = dict(BM25Retriever(analyzer).index(TINY).search("kara", 10))
+    twice = dict(BM25Retriever(analyzer).index(TINY).search("kara kara", 10))
+    kept = dict(BM25Retriever(analyzer, dedupe_query=False).index(TINY).search("kara kara", 10))
+    assert twice == once
+    assert kept["a::1"] == pytest.approx(2 * once["a::1"])
+
+
+def test_empty_and_unknown_queries_give_empty_results():
+    retriever = BM25Retriever(Analyzer.create("pl", "raw")).index(TINY)
+    assert retriever.search("", 10) == []
+    assert retriever.search("i w z", 10) == []  # stopwords only
+    assert retriever.search("zupełnienieznaneslowo", 10) == []
+    run = retriever.search_many([], 10)
+    assert run == {}
+
+
+def test_non_matching_documents_are_not_returned():
+    retriever = BM25Retriever(Analyzer.create("pl", "raw")).index(TINY)
+    assert [d for d, _ in retriever.search("apelację", 10)] == ["a::3"]
+
+
+def test_saved_index_loads_memory_mapped_with_identical_results(tmp_path, demo_bench):
+    retriever = BM25Retriever(Analyzer.create("pl", "stem")).index(demo_bench.corpus)
+    retriever.save(tmp_path / "idx")
+    loaded = BM25Retriever.load(tmp_path / "idx")
+    assert loaded.analyzer.config == retriever.analyzer.config
+    queries = demo_bench.queries.queries[:20]
+    assert loaded.search_many(queries) == retriever.search_many(queries)
+    assert type(loaded._bm25.scores["data"]).__name__ == "memmap"
+
+
+def test_incomplete_index_folder_is_refused(tmp_path):
+    (tmp_path / "idx").mkdir()
+    with pytest.raises(FileNotFoundError, match="not a complete lexir BM25 index"):
+        BM25Retriever.load(tmp_path / "idx")
+
+
+def test_gold_article_found_for_real_exam_question(demo_bench):
+    retriever = BM25Retriever(Analyzer.create("pl", "raw")).index(demo_bench.corpus)
+    # "art. 16 § 2 k.k.": Przygotowanie jest karalne tylko wtedy, gdy ustawa tak stanowi.
+    top = [doc for doc, _ in retriever.search("przygotowanie do popełnienia czynu zabronionego jest karalne", 5)]
+    assert "kk::16" in top
+
+
+def test_system_registry_builds_with_typed_params(demo_bench):
+    system = get_system("bm25")
+    assert system.resolve(parse_params(["k1=0.9", "dedupe_query=false", "mode=stem"])) == {
+        **system.defaults, "k1": 0.9, "dedupe_query": False, "mode": "stem"}
+    with pytest.raises(ValueError, match="no parameter 'kone'; valid: b, dedupe_query"):
+        system.resolve({"kone": 1})
+    with pytest.raises(ValueError, match="k1='high': expected float"):
+        system.resolve({"k1": "high"})
+    with pytest.raises(ValueError, match="unknown system 'bm26'; valid: .*bm25"):
+        get_system("bm26")
+    assert {"bm25", "bm25s-default", "rank-bm25"} <= set(system_names())
+
+
+def test_index_cache_is_reused_and_keyed_by_params(demo_bench, tmp_path, monkeypatch):
+    monkeypatch.setenv("LEXIR_CACHE", str(tmp_path))
+    first = build_retriever(demo_bench.corpus, "bm25", {"k1": "1.0"})
+    again = build_retriever(demo_bench.corpus, "bm25", {"k1": "1.0"})
+    other = build_retriever(demo_bench.corpus, "bm25", {"k1": "1.1"})
+    folders = sorted(p.name for p in (tmp_path / "indexes").iterdir())
+    assert len(folders) == 2
+    assert type(again._bm25.scores["data"]).__name__ == "memmap"
+    q = demo_bench.queries.queries[0].text
+    assert again.search(q) == first.search(q) != other.search(q)
+
+
+def test_peers_rank_the_gold_article(demo_bench):
+    for name in ("bm25s-default", "rank-bm25"):
+        retriever = get_system(name).build(demo_bench.corpus)
+        top = [d for d, _ in retriever.search("przygotowanie do popełnienia czynu zabronionego jest karalne", 10)]
+        assert "kk::16" in top, name

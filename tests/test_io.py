@@ -1,0 +1,87 @@
+import pytest
+
+from lexir.io import (
+    FormatError,
+    read_beir,
+    read_corpus_jsonl,
+    read_qrels,
+    read_run,
+    read_topics,
+    write_beir,
+    write_qrels,
+    write_run,
+)
+from lexir.types import Document, Query, UnitId, top_k
+
+
+def test_run_roundtrip_orders_by_score_and_cuts_depth(tmp_path):
+    run = {"q1": {f"kk::{i}": float(i) for i in range(1, 150)}, "q2": {"kc::4^1": 2.0, "kc::4": 2.0}}
+    path = tmp_path / "run.trec"
+    write_run(run, path, tag="t", k=100)
+    lines = path.read_text().splitlines()
+    assert lines[0].split() == ["q1", "Q0", "kk::149", "1", "149.000000", "t"]
+    back = read_run(path)
+    assert len(back["q1"]) == 100 and min(back["q1"].values()) == 50.0
+    # ties broken by id, ascending, so the file is reproducible
+    q2 = [line.split()[2] for line in lines if line.startswith("q2")]
+    assert q2 == ["kc::4", "kc::4^1"]
+
+
+def test_qrels_roundtrip(tmp_path):
+    qrels = {"a": {"kk::1": 1, "kk::2": 2}}
+    write_qrels(qrels, tmp_path / "q.txt")
+    assert read_qrels(tmp_path / "q.txt") == qrels
+
+
+def test_malformed_run_names_file_and_line(tmp_path):
+    path = tmp_path / "bad.trec"
+    path.write_text("q1 Q0 kk::1 1 3.2 t\nq1 Q0 kk::2 2 notanumber t\n")
+    with pytest.raises(FormatError, match=r"bad.trec:2: score 'notanumber'"):
+        read_run(path)
+    path.write_text("q1 Q0 kk::1 1\n")
+    with pytest.raises(FormatError, match=r"bad.trec:1: expected 6"):
+        read_run(path)
+
+
+def test_beir_roundtrip(tmp_path):
+    docs = [Document("kk::1", "text one", "T"), Document("kk::2", "text two")]
+    queries = [Query("q1", "what")]
+    write_beir(tmp_path / "b", docs, queries, {"q1": {"kk::2": 1}})
+    d, q, r = read_beir(tmp_path / "b")
+    assert d == docs and q[0].id == "q1" and r == {"q1": {"kk::2": 1}}
+
+
+def test_jsonl_corpus_errors_name_line_and_field(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"_id": "a", "text": "x"}\n{"_id": "b"}\n')
+    with pytest.raises(FormatError, match=r"c.jsonl:2 \(field 'text or contents'\)"):
+        read_corpus_jsonl(path)
+    path.write_text('{"_id": "a", "text": "x"}\n{oops\n')
+    with pytest.raises(FormatError, match=r"c.jsonl:2: invalid JSON"):
+        read_corpus_jsonl(path)
+
+
+def test_trec_topics_both_forms(tmp_path):
+    sgml = tmp_path / "topics.txt"
+    sgml.write_text("<top>\n<num> Number: 301\n<title> odpowiedzialność karna\n<desc> Description:\nlong\n</top>\n")
+    assert [(q.id, q.text) for q in read_topics(sgml)] == [("301", "odpowiedzialność karna")]
+    tsv = tmp_path / "topics.tsv"
+    tsv.write_text("q1\tpierwsze\nq2\tdrugie\n")
+    assert [q.id for q in read_topics(tsv)] == ["q1", "q2"]
+    tsv.write_text("q1 no tab here\n")
+    with pytest.raises(FormatError, match="topics.tsv:1"):
+        read_topics(tsv)
+
+
+def test_unit_ids_parse_and_print():
+    unit = UnitId.parse("BGB::823/abs:1/satz:2")
+    assert (unit.source, unit.article, unit.path) == ("BGB", "823", (("abs", "1"), ("satz", "2")))
+    assert str(unit) == "BGB::823/abs:1/satz:2" and unit.canonical == "BGB::823"
+    with pytest.raises(ValueError):
+        UnitId.parse("kk-16")
+
+
+def test_top_k_does_not_mutate():
+    run = {"q": {"a": 1.0, "b": 3.0, "c": 2.0}}
+    assert top_k(run, 2) == {"q": {"b": 3.0, "c": 2.0}}
+    assert len(run["q"]) == 3

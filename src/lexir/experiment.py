@@ -177,7 +177,8 @@ def run_experiment(
                 runs[entry.name] = read_run(path)
                 reused.append(entry.name)
             else:
-                log(f"{key}: running {entry.name} ({entry.system} {resolved})")
+                changed = {k: v for k, v in resolved.items() if get_system(entry.system).defaults[k] != v}
+                log(f"{key}: running {entry.name} ({entry.system} {changed or 'defaults'})")
                 retriever = build_retriever(bench.corpus, entry.system, entry.params)
                 progress = progress_factory(entry.name, len(queries)) if progress_factory else None
                 runs[entry.name] = retrieve(retriever, queries.queries, exp.depth, progress)

@@ -15,7 +15,8 @@ from rich.table import Table
 
 app = typer.Typer(help="lexir: find the statutory provisions that govern a legal question, and measure it.",
                   no_args_is_help=True, add_completion=False)
-console = Console()
+# Tables are wide; when writing to a file or pipe, don't wrap them at 80 columns.
+console = Console(width=None if sys.stdout.isatty() else 200)
 err = Console(stderr=True)
 
 DataDir = typer.Option(None, "--data-dir", help="Data folder (default: $LEXIR_DATA, ../shared/data, ~/.local/share/lexir)")

@@ -17,7 +17,7 @@ app = typer.Typer(help="lexir: find the statutory provisions that govern a legal
                   no_args_is_help=True, add_completion=False)
 # Tables are wide; when writing to a file or pipe, don't wrap them at 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 200)
-err = Console(stderr=True)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 DataDir = typer.Option(None, "--data-dir", help="Data folder (default: $LEXIR_DATA, ../shared/data, ~/.local/share/lexir)")
 Params = typer.Option([], "--param", "-p", help="System parameter key=value (repeatable)")
@@ -36,7 +36,7 @@ def progress_bar(description: str, total: int):
 
 
 def fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 

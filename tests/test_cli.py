@@ -1,0 +1,111 @@
+"""The lexir command line, end to end, through typer's runner (real files, real data)."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from lexir.cli.main import app
+from lexir.io import read_run
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_demo_runs_the_whole_path():
+    result = invoke("demo")
+    assert result.exit_code == 0, result.output
+    assert "119 exam questions" in result.output and "bm25-raw" in result.output and "nDCG@10" in result.output
+    assert "kk::16" in result.output  # the example question's gold, retrieved
+
+
+def test_run_then_eval_on_a_registered_dataset(tmp_path):
+    run_path = tmp_path / "bm25.trec"
+    result = invoke("run", "demo", "--system", "bm25", "--output", run_path, "--qrels-out", tmp_path / "q.txt")
+    assert result.exit_code == 0, result.output
+    run = read_run(run_path)
+    assert len(run) == 119 and all(len(r) <= 100 for r in run.values())
+    assert "2012-adwokacki_radcowy-1" in run
+    stem_path = tmp_path / "stem.trec"
+    assert invoke("run", "demo", "--system", "bm25", "-p", "mode=stem", "--output", stem_path).exit_code == 0
+    result = invoke("eval", run_path, stem_path, "--qrels", tmp_path / "q.txt", "--format", "markdown",
+                    "--per-query", tmp_path / "pq.jsonl")
+    assert result.exit_code == 0, result.output
+    assert "| bm25 (baseline) |" in result.output and "exact McNemar" in result.output
+    rows = [json.loads(line) for line in (tmp_path / "pq.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 * 119 and {"system", "qid", "nDCG@10"} <= set(rows[0])
+
+
+def test_run_on_a_corpus_path_with_a_query_file(data_dir, tmp_path):
+    out = tmp_path / "run.trec"
+    result = invoke("run", data_dir / "pl" / "codes" / "kk.json", "--system", "bm25", "--queries",
+                    data_dir / "pl" / "exams_2012_2023.jsonl", "--queries-format", "polishlawllm", "--output", out)
+    assert result.exit_code == 0, result.output
+    assert "detected language 'pl'" in result.output
+    assert len(read_run(out)) == 119
+
+
+def test_run_orycore_queries_keep_their_ids(data_dir, tmp_path):
+    out = tmp_path / "run.trec"
+    result = invoke("run", "pl-codes", "--system", "bm25", "--queries",
+                    data_dir / "pl" / "orycore" / "exam-adw-2024-sample.json", "--queries-format", "orycore",
+                    "--output", out, "--data-dir", data_dir)
+    assert result.exit_code == 0, result.output
+    assert set(read_run(out)) <= {str(i) for i in range(1, 11)} and "1" in read_run(out)
+
+
+def test_errors_are_one_clear_line(tmp_path):
+    result = invoke("run", "demo", "--system", "bm26", "--output", tmp_path / "x")
+    assert result.exit_code == 2 and "unknown system 'bm26'; valid:" in result.output
+    result = invoke("run", "demo", "--system", "bm25", "-p", "mode=soundex", "--output", tmp_path / "x")
+    assert result.exit_code == 2 and "raw, stem, lemma" in result.output
+    result = invoke("stats", "no-such-dataset")
+    assert result.exit_code == 2 and "registered:" in result.output
+    bad = tmp_path / "q.jsonl"
+    bad.write_text('{"_id": "q1", "text": "kara"}\n{"_id": "q2"}\n')
+    result = invoke("run", "demo", "--system", "bm25", "--queries", bad, "--queries-format", "beir", "--output",
+                    tmp_path / "x")
+    assert result.exit_code == 2 and "q.jsonl:2 (field 'text or query')" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_search_prints_citations_and_snippets():
+    result = invoke("search", "demo", "przygotowanie do popełnienia czynu zabronionego jest karalne", "-k", "3")
+    assert result.exit_code == 0, result.output
+    assert "kk::16" in result.output and "Przygotowanie" in result.output
+    result = invoke("search", "demo", "i w z")
+    assert result.exit_code == 0 and "no results" in result.output
+
+
+def test_index_then_search_with_the_saved_index(tmp_path):
+    result = invoke("index", "demo", "--output", tmp_path / "idx", "-p", "mode=stem")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "idx" / "lexir.json").is_file()
+    result = invoke("search", "demo", "obrona konieczna", "--index", tmp_path / "idx", "-k", "3")
+    assert result.exit_code == 0 and "kk::25" in result.output
+
+
+def test_datasets_and_stats(data_dir):
+    result = invoke("datasets", "--data-dir", data_dir)
+    assert result.exit_code == 0 and "pl-exams" in result.output and "ok" in result.output
+    result = invoke("stats", "pl-exams", "--data-dir", data_dir, "--json")
+    assert result.exit_code == 0, result.output
+    stats = json.loads(result.output)
+    assert stats["queries kept"] + stats["queries dropped"] == 2166
+    assert stats["splits"]["tune"] + stats["splits"]["test"] == stats["queries kept"]
+    assert stats["corpus"]["articles"] == 4317
+
+
+def test_missing_data_file_says_where_to_get_it(tmp_path):
+    result = invoke("stats", "pl-codes", "--data-dir", tmp_path)
+    assert result.exit_code == 2 and "obtain it from" in result.output and "kc.json" in result.output
+
+
+@pytest.mark.slow
+def test_sweep_reports_a_grid_and_best_pair(data_dir):
+    result = invoke("sweep", "pl-exams", "--data-dir", data_dir, "--k1", "0.9,1.2", "--b", "0.5,0.75")
+    assert result.exit_code == 0, result.output
+    assert "best on pl-exams/tune: k1=" in result.output and "(762 queries)" in result.output

@@ -1,0 +1,82 @@
+"""Experiment files: parsing, caching of runs, expected-score regressions, and the recorded results."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lexir.experiment import Experiment, ExperimentError, run_experiment
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write(tmp_path, config: dict) -> Path:
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+def test_runs_are_cached_and_only_changes_recomputed(tmp_path):
+    config = {"datasets": [{"name": "demo"}],
+              "systems": [{"name": "raw", "system": "bm25"}, {"name": "stem", "system": "bm25",
+                                                               "params": {"mode": "stem"}}],
+              "measures": ["nDCG@10", "Hit@10"], "output": str(tmp_path / "out")}
+    logs = []
+    first = run_experiment(Experiment.from_file(write(tmp_path, config)), log=logs.append)
+    assert first[0].reused == [] and len(logs) == 2
+    config["systems"][1]["params"]["k1"] = 0.9
+    logs.clear()
+    second = run_experiment(Experiment.from_file(write(tmp_path, config)), log=logs.append)
+    assert second[0].reused == ["raw"] and len(logs) == 1 and "stem" in logs[0]
+    assert (tmp_path / "out" / "demo__all.md").read_text().startswith("| System |")
+    assert first[0].comparison.estimates["raw"] == second[0].comparison.estimates["raw"]
+
+
+def test_expected_scores_flag_regressions(tmp_path):
+    config = {"datasets": ["demo"], "systems": ["bm25"], "measures": ["nDCG@10"],
+              "expected": {"demo/all": {"bm25": {"nDCG@10": 0.5}}}, "output": str(tmp_path / "out")}
+    result = run_experiment(Experiment.from_file(write(tmp_path, config)), log=lambda m: None)
+    assert result[0].regressions and "expected 0.5000" in result[0].regressions[0]
+
+
+def test_bad_files_name_the_field(tmp_path):
+    with pytest.raises(ExperimentError, match="field 'systems\\[0\\]'.*no parameter 'kk1'"):
+        Experiment.from_file(write(tmp_path, {"datasets": ["demo"], "systems": [
+            {"name": "x", "system": "bm25", "params": {"kk1": 1}}]}))
+    with pytest.raises(ExperimentError, match="field 'baseline'"):
+        Experiment.from_file(write(tmp_path, {"datasets": ["demo"], "systems": ["bm25"], "baseline": "nope"}))
+    bad = tmp_path / "broken.yaml"
+    bad.write_text("datasets: [demo\nsystems: x\n")
+    with pytest.raises(ExperimentError, match="broken.yaml:\\d+: invalid YAML"):
+        Experiment.from_file(bad)
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "experiments").glob("*.yaml")), ids=lambda p: p.stem)
+def test_recorded_results_reproduce(path, data_dir, tmp_path):
+    """Anserini-style regressions: every score recorded in an experiment file is reproduced.
+
+    Only systems with recorded scores are run, so the slow peers don't weigh on the suite.
+    """
+    exp = Experiment.from_file(path)
+    if not exp.expected:
+        pytest.skip("no recorded scores")
+    recorded = {system for scores in exp.expected.values() for system in scores}
+    exp.systems = [s for s in exp.systems if s.name in recorded]
+    if exp.baseline not in recorded:
+        exp.baseline = exp.systems[0].name
+    exp.output = tmp_path
+    for result in run_experiment(exp, data_dir, log=lambda m: None):
+        assert not result.regressions, result.regressions
+
+
+@pytest.mark.slow
+def test_default_bm25_at_least_as_good_as_the_peers_on_the_test_split(data_dir, tmp_path):
+    """The quality bar: lexir's default BM25 is no worse than bm25s (default tokenizer) or
+    rank_bm25 (whitespace tokens) on any measure of the held-out split."""
+    exp = Experiment.from_dict({"datasets": [{"name": "pl-exams", "split": "test"}],
+                                "systems": ["bm25", "bm25s-default", "rank-bm25"], "output": str(tmp_path)},
+                               tmp_path / "quality.yaml")
+    estimates = run_experiment(exp, data_dir, log=lambda m: None)[0].comparison.estimates
+    for measure, ours in estimates["bm25"].items():
+        for peer in ("bm25s-default", "rank-bm25"):
+            assert ours.mean >= estimates[peer][measure].mean, (measure, peer)

@@ -19,6 +19,7 @@ import unicodedata
 from dataclasses import asdict, dataclass
 from functools import cache
 from importlib import resources
+from itertools import filterfalse
 
 from lexir.analysis.languages import SNOWBALL, normalise_language
 
@@ -26,7 +27,12 @@ MODES = ("raw", "stem", "lemma")
 LEMMATIZERS = ("simplemma", "morfeusz")
 
 _HYPHEN_BREAK = re.compile(r"(\w)-\s*\n\s*(\w)")
+# Every match of _HYPHEN_BREAK contains a match of _HYPHEN_HINT, so a text without the hint
+# is left unchanged by the repair. The hint is searched from its literal "-", which is an
+# order of magnitude faster than trying "(\w)" at every word character.
+_HYPHEN_HINT = re.compile(r"-\s*\n")
 _TOKEN = re.compile(r"[^\W_]+")
+_NORMALIZE = unicodedata.normalize
 
 
 @cache
@@ -89,10 +95,10 @@ class Analyzer:
         self.config = config
         self.language = config.language
         self._stop = stopwords(config.language) if config.stopwords else frozenset()
+        self._transform = self._make_transform()
         # Term forms are cached per surface token: legal vocabularies are small and repetitive,
         # so stemming or lemmatising each distinct token once is the whole cost.
-        self._forms: dict[str, str] = {}
-        self._transform = self._make_transform()
+        self._forms: dict[str, str] = _FormCache(self._transform) if self._transform else {}
 
     @classmethod
     def create(cls, language: str, mode: str = "raw", **options) -> Analyzer:
@@ -118,27 +124,48 @@ class Analyzer:
 
     def normalise(self, text: str) -> str:
         """Folded text before tokenisation (useful for snippets and debugging)."""
-        return _fold(_HYPHEN_BREAK.sub(r"\1\2", text), self.language)
+        if _HYPHEN_HINT.search(text) is not None:
+            text = _HYPHEN_BREAK.sub(r"\1\2", text)
+        return _fold(text, self.language)
 
     def tokens(self, text: str) -> list[str]:
         """Index terms of ``text`` in order, repeats kept (BM25 needs term frequencies)."""
-        stop, min_len = self._stop, self.config.min_length
-        raw = [t for t in _TOKEN.findall(self.normalise(text)) if t not in stop and len(t) >= min_len]
+        # This runs once per document and per query, so it is written for speed: the steps of
+        # normalise() inline, and the per-token work (stopwords, term forms) done by C
+        # iterators (filterfalse, map) instead of Python loops.
+        if _HYPHEN_HINT.search(text) is not None:
+            text = _HYPHEN_BREAK.sub(r"\1\2", text)
+        text = _NORMALIZE("NFKC", text).casefold()
+        if self.language == "el":
+            text = _strip_accents(text).replace("ς", "σ")
+        found = _TOKEN.findall(text)
+        min_len = self.config.min_length
+        if min_len > 1:  # every token of _TOKEN has at least one character
+            found = [t for t in found if len(t) >= min_len]
+        if self._stop:
+            found = list(filterfalse(self._stop.__contains__, found))
         if self._transform is None:
-            return raw
-        forms, transform = self._forms, self._transform
-        out = []
-        for token in raw:
-            form = forms.get(token)
-            if form is None:
-                form = forms[token] = transform(token)
-            out.append(form)
-        return out
+            return found
+        return list(map(self._forms.__getitem__, found))
 
     __call__ = tokens
 
     def __repr__(self) -> str:
         return f"Analyzer({self.config.name})"
+
+
+class _FormCache(dict):
+    """Surface token -> term form, computing (and keeping) the form of a token on first use."""
+
+    __slots__ = ("transform",)
+
+    def __init__(self, transform) -> None:
+        super().__init__()
+        self.transform = transform
+
+    def __missing__(self, token: str) -> str:
+        form = self[token] = self.transform(token)
+        return form
 
 
 def _morfeusz_lemma():

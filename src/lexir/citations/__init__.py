@@ -21,3 +21,7 @@ __all__ = [
     "read_act_table",
     "resolve_article",
 ]
+
+from lexir.citations.extract import LANGUAGES, cite_lines  # noqa: E402
+
+__all__ += ["LANGUAGES", "cite_lines"]

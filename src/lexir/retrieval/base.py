@@ -9,6 +9,7 @@ experiment file build them the same way.
 from __future__ import annotations
 
 import inspect
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -89,8 +90,31 @@ def system_names() -> list[str]:
     return sorted(_SYSTEMS)
 
 
+# Modules whose import registers systems. A module that is not installed (an optional part)
+# is skipped; any other import error is a bug and propagates.
+BUILTIN_SYSTEM_MODULES = (
+    "lexir.retrieval.bm25",
+    "lexir.retrieval.peers",
+    "lexir.retrieval.dense",
+    "lexir.retrieval.feedback",
+    "lexir.retrieval.fusion",
+    "lexir.retrieval.controls",
+    "lexir.retrieval.structured",
+    "lexir.llm.systems",
+)
+
+
 def _load_builtin_systems() -> None:
-    from lexir.retrieval import bm25, peers  # noqa: F401
+    import importlib
+
+    for module in BUILTIN_SYSTEM_MODULES:
+        if module in sys.modules:
+            continue
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as err:
+            if not err.name or not (module == err.name or module.startswith(err.name + ".")):
+                raise
 
 
 def parse_params(pairs: Iterable[str]) -> dict[str, str]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import defaultdict
 from collections.abc import Callable, Sequence
+from itertools import count
 from pathlib import Path
 
 import bm25s
@@ -70,14 +72,18 @@ class BM25Retriever(Retriever):
         return tokens
 
     def index(self, corpus: Corpus, progress: Callable[[int], None] | None = None) -> BM25Retriever:
-        vocab: dict[str, int] = {}
+        # Term ids in order of first occurrence; the defaultdict hands out the next id to a new
+        # term, so mapping a document's tokens to ids is one C-level map() instead of a Python loop.
+        vocab: defaultdict[str, int] = defaultdict(count().__next__)
+        term_id = vocab.__getitem__
+        document_tokens = self.document_tokens
         ids_per_doc: list[list[int]] = []
+        append = ids_per_doc.append
         for doc in corpus:
-            setdefault = vocab.setdefault
-            ids_per_doc.append([setdefault(t, len(vocab)) for t in self.document_tokens(doc.title, doc.text)])
+            append(list(map(term_id, document_tokens(doc.title, doc.text))))
             if progress:
                 progress(1)
-        return self._index_ids(ids_per_doc, vocab, corpus.ids, corpus_fingerprint(corpus))
+        return self._index_ids(ids_per_doc, dict(vocab), corpus.ids, corpus_fingerprint(corpus))
 
     def _index_ids(self, ids_per_doc, vocab, doc_ids, fingerprint) -> BM25Retriever:
         # bm25s scores a query with no known term through an "empty" token; it must exist.
@@ -91,10 +97,17 @@ class BM25Retriever(Retriever):
 
     def query_ids(self, text: str) -> list[int]:
         vocab = self.vocab
-        ids = [vocab[t] for t in self.analyzer(text) if t in vocab and t]
-        # Each repeat of a query term would add its score again; collapsing repeats is the
-        # classic BM25 query model and measured better on the Polish exams.
-        return list(dict.fromkeys(ids)) if self.dedupe_query else ids
+        tokens = self.analyzer(text)
+        if "" in tokens:
+            tokens = [t for t in tokens if t]
+        if self.dedupe_query:
+            # Each repeat of a query term would add its score again; collapsing repeats is the
+            # classic BM25 query model and measured better on the Polish exams. (dict.fromkeys
+            # keeps first occurrences in order; the None key collects unknown terms.)
+            ids = dict.fromkeys(map(vocab.get, tokens))
+            ids.pop(None, None)
+            return list(ids)
+        return [i for i in map(vocab.get, tokens) if i is not None]
 
     def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
         return self.search_ids([self.query_ids(text)], k)[0]
@@ -104,19 +117,24 @@ class BM25Retriever(Retriever):
     ) -> Run:
         run: Run = {}
         batch = 256
+        query_ids = self.query_ids
         for start in range(0, len(queries), batch):
             chunk = queries[start:start + batch]
-            results = self.search_ids([self.query_ids(q.text) for q in chunk], k)
-            for query, hits in zip(chunk, results, strict=True):
-                run[query.id] = dict(hits)
+            results = self._retrieve([query_ids(q.text) for q in chunk], k)
+            for query, (docs, scores) in zip(chunk, results, strict=True):
+                run[query.id] = dict(zip(docs, scores, strict=True))
             if progress:
                 progress(len(chunk))
         return run
 
     def search_ids(self, queries: list[list[int]], k: int = 100) -> list[list[tuple[str, float]]]:
+        return [list(zip(docs, scores, strict=True)) for docs, scores in self._retrieve(queries, k)]
+
+    def _retrieve(self, queries: list[list[int]], k: int) -> list[tuple[list[str], list[float]]]:
+        """(document ids, scores) of each query's hits, best first; documents scoring 0 left out."""
         if self._bm25 is None:
             raise RuntimeError("BM25 index not built: call index() or load() first")
-        out: list[list[tuple[str, float]]] = [[] for _ in queries]
+        out: list[tuple[list[str], list[float]]] = [([], []) for _ in queries]
         todo = [i for i, q in enumerate(queries) if q]
         if not todo:
             return out
@@ -124,10 +142,19 @@ class BM25Retriever(Retriever):
         docs, scores = self._bm25.retrieve(
             [queries[i] for i in todo], k=k, show_progress=False, n_threads=1, return_as="tuple"
         )
-        doc_ids = self.doc_ids
-        for row, i in enumerate(todo):
-            keep = scores[row] > 0  # a document matching no query term is not a result
-            out[i] = [(doc_ids[d], float(s)) for d, s in zip(docs[row][keep], scores[row][keep], strict=True)]
+        # A document matching no query term is not a result. Hits come best first, so the kept
+        # ones are usually a prefix of each row; whole rows convert to Python at once.
+        keep = scores > 0
+        n_keep = keep.sum(axis=1).tolist()
+        prefix = bool((keep[:, :-1] >= keep[:, 1:]).all())
+        doc_name = self.doc_ids.__getitem__
+        for row, (i, n, d, s) in enumerate(zip(todo, n_keep, docs.tolist(), scores.tolist(), strict=True)):
+            if prefix:
+                out[i] = (list(map(doc_name, d[:n])), s[:n])
+            else:
+                mask = keep[row].tolist()
+                out[i] = ([doc_name(x) for x, m in zip(d, mask, strict=True) if m],
+                          [x for x, m in zip(s, mask, strict=True) if m])
         return out
 
     def scores(self, text: str) -> np.ndarray:

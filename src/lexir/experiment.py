@@ -9,6 +9,7 @@ An experiment file (YAML)::
       - {name: bm25-raw, system: bm25, params: {mode: raw}}
       - {name: bm25-stem, system: bm25, params: {mode: stem}}
       - {name: rank-bm25, system: rank-bm25}
+      - {name: fused, system: rrf, params: {systems: bm25-raw+bm25-stem}}  # names entries above
     baseline: bm25-raw
     measures: [nDCG@10, MAP@100, R@100, Hit@10, MRR]   # optional; default: all
     tests: [Hit@10, nDCG@10]                           # optional
@@ -46,11 +47,16 @@ from lexir.io import read_run, write_run
 from lexir.pipeline import RUN_DEPTH, build_retriever, retrieve
 from lexir.retrieval.base import get_system
 from lexir.retrieval.bm25 import corpus_fingerprint
+from lexir.retrieval.spec import Spec, expand_names
 from lexir.types import QuerySet
 
 
 class ExperimentError(ValueError):
     pass
+
+
+# Parameters whose value names other systems (spec lists): fusion parts, a control's base.
+COMPOSITE_KEYS = ("systems", "base")
 
 
 @dataclass
@@ -103,6 +109,7 @@ class Experiment:
         if not datasets:
             fail("datasets", "at least one dataset is needed")
         systems = []
+        named: dict[str, Spec] = {}
         for i, entry in enumerate(raw.get("systems") or []):
             if isinstance(entry, str):
                 entry = {"name": entry, "system": entry}
@@ -113,10 +120,14 @@ class Experiment:
             if not isinstance(params, dict):
                 fail(f"systems[{i}].params", "expected a mapping")
             try:
+                # Composite systems may name entries above them; the names become full specs
+                # so that a run's cache key changes whenever a part's parameters do.
+                params = {k: expand_names(str(v), named) if k in COMPOSITE_KEYS else v for k, v in params.items()}
                 get_system(system).resolve(params)
             except ValueError as err:
                 fail(f"systems[{i}]", str(err))
             systems.append(SystemEntry(str(entry["name"]), system, dict(params)))
+            named[str(entry["name"])] = Spec(system, tuple((k, str(v)) for k, v in params.items()))
         names = [s.name for s in systems]
         if len(set(names)) != len(names):
             fail("systems", "system names must be unique")
@@ -179,7 +190,7 @@ def run_experiment(
             else:
                 changed = {k: v for k, v in resolved.items() if get_system(entry.system).defaults[k] != v}
                 log(f"{key}: running {entry.name} ({entry.system} {changed or 'defaults'})")
-                retriever = build_retriever(bench.corpus, entry.system, entry.params)
+                retriever = build_retriever(bench.corpus, entry.system, entry.params, qrels=queries.qrels)
                 progress = progress_factory(entry.name, len(queries)) if progress_factory else None
                 runs[entry.name] = retrieve(retriever, queries.queries, exp.depth, progress)
                 write_run(runs[entry.name], path, tag=entry.name, k=exp.depth)

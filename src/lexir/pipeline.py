@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lexir.retrieval.base import Retriever, get_system
-from lexir.retrieval.bm25 import BM25Retriever, corpus_fingerprint
+from lexir.retrieval.bm25 import corpus_fingerprint
 from lexir.types import Corpus, Query, Run
 
 RUN_DEPTH = 100
@@ -43,20 +43,42 @@ def build_retriever(
     params: Mapping[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
     cache: bool = True,
+    **context: Any,
 ) -> Retriever:
+    """Build ``system`` over ``corpus``, or load its saved index from the cache.
+
+    ``context`` carries what some systems need beyond parameters (``qrels`` for the oracle
+    controls); a system takes only the context its factory names.
+    """
     spec = get_system(system)
     resolved = spec.resolve(params)
-    if system != "bm25" or not cache:
-        return spec.build(corpus, resolved, progress=progress)
+    if not cache:
+        return spec.build(corpus, resolved, progress=progress, **context)
     folder = cache_dir() / "indexes" / f"{_safe(corpus.name)}-{system}-{index_key(system, resolved, corpus)}"
-    if (folder / "lexir.json").is_file():
+    marker = folder / CACHE_MARKER
+    if marker.is_file():
         try:
-            return BM25Retriever.load(folder)
-        except (OSError, ValueError, KeyError):
+            return _load_cached(folder, json.loads(marker.read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, ImportError, AttributeError):
             shutil.rmtree(folder, ignore_errors=True)  # a damaged cache entry is rebuilt, not trusted
-    retriever = spec.build(corpus, resolved, progress=progress)
-    retriever.save(folder)
+    retriever = spec.build(corpus, resolved, progress=progress, **context)
+    if hasattr(retriever, "save") and hasattr(type(retriever), "load"):
+        retriever.save(folder)
+        cls = type(retriever)
+        # The marker is written last: it is what makes the folder a usable cache entry.
+        marker.write_text(json.dumps({"class": f"{cls.__module__}:{cls.__qualname__}"}), encoding="utf-8")
     return retriever
+
+
+CACHE_MARKER = "lexir-cache.json"
+
+
+def _load_cached(folder: Path, marker: dict) -> Retriever:
+    import importlib
+
+    module, _, qualname = marker["class"].partition(":")
+    cls = getattr(importlib.import_module(module), qualname)
+    return cls.load(folder)
 
 
 def retrieve(

@@ -128,7 +128,7 @@ def _corpus(corpus: str, language: str | None, data_dir):
     return load_corpus(corpus, language, data_dir, notify=lambda m: err.print(f"[yellow]{m}[/]"))
 
 
-def _retriever(corp, system: str, params: list[str], index: Path | None = None, cache: bool = True):
+def _retriever(corp, system: str, params: list[str], index: Path | None = None, cache: bool = True, **context):
     from lexir.pipeline import build_retriever
     from lexir.retrieval.base import parse_params
     from lexir.retrieval.bm25 import BM25Retriever, corpus_fingerprint
@@ -139,7 +139,7 @@ def _retriever(corp, system: str, params: list[str], index: Path | None = None, 
             raise CLIError(f"index {index} was built from a different corpus than {corp.name!r}")
         return retriever
     with progress_bar(f"indexing {corp.name} ({system})", len(corp)) as advance:
-        return build_retriever(corp, system, parse_params(params), progress=advance, cache=cache)
+        return build_retriever(corp, system, parse_params(params), progress=advance, cache=cache, **context)
 
 
 @app.command()
@@ -228,7 +228,7 @@ def run(
         if language:
             corp.language = language
     qset = qset.split(split)
-    retriever = _retriever(corp, system, params, index)
+    retriever = _retriever(corp, system, params, index, qrels=qset.qrels)
     start = time.perf_counter()
     with progress_bar(f"{system} on {qset.name}", len(qset)) as advance:
         results = retrieve(retriever, qset.queries, k, advance)

@@ -99,6 +99,7 @@ BUILTIN_SYSTEM_MODULES = (
     "lexir.retrieval.feedback",
     "lexir.retrieval.fusion",
     "lexir.retrieval.controls",
+    "lexir.retrieval.cascade",
     "lexir.retrieval.structured",
     "lexir.llm.systems",
 )

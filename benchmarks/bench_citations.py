@@ -1,0 +1,136 @@
+"""Citation finders on real data: refex P/R/F1 (German), Polish exam legal bases, and
+cross-references inside the German and Greek statute corpora, with throughput.
+
+    python benchmarks/bench_citations.py [--data ../shared/data] [--de-limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections import Counter
+from pathlib import Path
+
+from lexir.citations import german, greek, polish
+from lexir.datasets.refex import load_refex, score_citations
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def bench_refex(data: Path) -> None:
+    docs = load_refex(data / "de" / "refex")
+    for expand in (False, True):
+        t = time.perf_counter()
+        found = {d.id: german.find_citations(d.text, expand_ranges=expand) for d in docs}
+        dt = time.perf_counter() - t
+        n = sum(len(v) for v in found.values())
+        mb = sum(len(d.text.encode()) for d in docs) / 1e6
+        print(f"refex ({len(docs)} decisions, expand_ranges={expand}): {n} citations, "
+              f"{mb / dt:.2f} MB/s, {n / dt:,.0f} citations/s")
+        for level in ("paragraph", "absatz"):
+            s = score_citations(found, docs, level)
+            print(f"  {level:9s} P={s['precision']:.3f} R={s['recall']:.3f} F1={s['f1']:.3f} "
+                  f"tp={s['tp']} fp={s['fp']} fn={s['fn']}")
+
+
+def bench_polish(data: Path) -> None:
+    path = data / "pl" / "exams_2012_2023.jsonl"
+    total = some = resolved_all = cites = cites_resolved = 0
+    t = time.perf_counter()
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            basis = json.loads(line).get("legal_basis") or ""
+            total += 1
+            found = polish.parse_legal_basis(basis)
+            cites += len(found)
+            ok = [c for c in found if c.id]
+            cites_resolved += len(ok)
+            some += bool(ok)
+            resolved_all += bool(found) and len(ok) == len(found)
+    dt = time.perf_counter() - t
+    print(f"polish exams: {total} legal bases; with a resolved citation {some} ({some / total:.1%}), "
+          f"all citations resolved {resolved_all} ({resolved_all / total:.1%}); citations "
+          f"{cites_resolved}/{cites} resolved; {total / dt:,.0f} bases/s")
+
+
+def _count(cites, own: str, counts: Counter) -> None:
+    for c in cites:
+        if c.act is None:
+            counts["unresolved"] += 1
+        elif c.act == own:
+            counts["within-act"] += 1
+        else:
+            counts["cross-act"] += 1
+
+
+def bench_german_corpus(data: Path, limit: int | None) -> None:
+    from lexir.structure.german import iter_laws
+
+    counts: Counter = Counter()
+    chars = laws = 0
+    parse_t = find_t = 0.0
+    t0 = time.perf_counter()
+    for act in iter_laws(data / "de" / "gesetze_markdown_all.tar.gz", limit=limit):
+        if not hasattr(act, "articles"):
+            counts["parse errors"] += 1
+            continue
+        t1 = time.perf_counter()
+        parse_t += t1 - t0
+        laws += 1
+        for article in act.articles:
+            chars += len(article.text)
+            _count(german.find_citations(article.text, default_act=act.id), act.id, counts)
+        t0 = time.perf_counter()
+        find_t += t0 - t1
+    n = counts["within-act"] + counts["cross-act"] + counts["unresolved"]
+    print(f"german corpus: {laws} laws, {chars / 1e6:.1f} M chars, {n:,} citations: "
+          f"within-act {counts['within-act']:,}, cross-act {counts['cross-act']:,}, "
+          f"unresolved {counts['unresolved']:,}; parse errors {counts['parse errors']}; "
+          f"finder {chars / 1e6 / max(find_t, 1e-9):.2f} MB/s (chars), {n / max(find_t, 1e-9):,.0f} citations/s")
+
+
+def bench_greek_corpus(data: Path) -> None:
+    try:
+        from lexir.structure.greek import load_greek_statutes  # type: ignore[attr-defined]
+
+        acts = [(a.id, [p.text for p in a.articles]) for a in load_greek_statutes(data / "el").acts.values()]
+    except (ImportError, AttributeError, TypeError):
+        acts = []
+        for path in sorted((data / "el").glob("*.json")):
+            obj = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(obj, dict) and "provisions" in obj:
+                acts.append((obj["id"], [p.get("content") or "" for p in obj["provisions"]]))
+        print("  (lexir.structure.greek not available: read data/el/*.json directly)")
+    counts: Counter = Counter()
+    chars = 0
+    t = time.perf_counter()
+    for act_id, texts in acts:
+        for text in texts:
+            chars += len(text)
+            _count(greek.find_citations(text, default_act=act_id), act_id, counts)
+    dt = time.perf_counter() - t
+    n = sum(counts.values())
+    print(f"greek corpus: {len(acts)} acts, {chars / 1e6:.2f} M chars, {n:,} citations: "
+          f"within-act {counts['within-act']:,}, cross-act {counts['cross-act']:,}, "
+          f"unresolved {counts['unresolved']:,}; {chars / 1e6 / dt:.2f} MB/s")
+
+
+def main() -> None:
+    default = os.environ.get("LEXIR_DATA") or str(REPO.parent / "shared" / "data")
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--data", default=default)
+    ap.add_argument("--de-limit", type=int, default=None, help="read only the first N German laws")
+    ap.add_argument("--skip-de-corpus", action="store_true")
+    args = ap.parse_args()
+    data = Path(args.data)
+    bench_refex(data)
+    bench_polish(data)
+    bench_greek_corpus(data)
+    if not args.skip_de_corpus:
+        bench_german_corpus(data, args.de_limit)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,381 @@
+"""Find Greek statutory citations in text: ``άρθρο 914 ΑΚ``, ``άρθρ. 281 ΚΠολΔ``, ``αρ. 5``,
+``άρθρα 914 και 932 ΑΚ``, ``άρθρα 1-5``, ``άρθρο 9 παρ. 2 περ. α΄ εδ. 2``, ``άρθρο 52 του
+ν. 3669/2008``, ``παρ. 3 του άρθρου 37``, ``περ. α΄ της παρ. 1 του άρθρου 5 του παρόντος``.
+
+Matching ignores accents and case (``άρθρο`` = ``ΑΡΘΡΟ`` = ``αρθρο``): the text is folded
+character by character, so offsets stay those of the original text. Keywords live in
+``data/el_keywords.tsv``, acts in ``data/el_acts.tsv``.
+
+Path keys: ``par`` (παράγραφος), ``item`` (περίπτωση, label a Greek letter without its numeral
+sign: ``περ. α΄`` -> ``α``, or a number), ``subitem`` (υποπερίπτωση), ``sent`` (εδάφιο).
+
+Groups and acts follow the German finder: references joined by ``,``/``και``/``ή`` or a range
+(``έως``, ``-``) share the act written after the last of them (``του ν. 4624/2019``, ``ΑΚ``,
+``του Αστικού Κώδικα``); ``του παρόντος`` names the act being read (``default_act``); a
+reference with no act is resolved to ``default_act`` or left unresolved. Unit-first citations
+(``παρ. 3 του άρθρου 37``) are read with the units as the path of the article after them.
+A law number missing from the table (``ν. 3669/2008``) is reported with ``act=None`` and the
+number in ``act_raw``; so is one the corpus splits over two files (``ν. 4577/2018``).
+Ranges of articles expand like the German ones (``known`` restricts them to existing labels).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+
+from lexir.citations.model import Citation, article_id, read_act_table
+
+KnownArticles = Mapping[str, Collection[str]]
+_MAX_RANGE = 200
+_DEPTH = {"article": 0, "par": 1, "item": 2, "subitem": 3, "sent": 4}
+_MARKS = "΄'’ʹ´`"
+
+
+def fold(text: str) -> str:
+    """Lower case without accents, one character for one (offsets are kept); ς -> σ."""
+    out = []
+    for ch in text:
+        base = unicodedata.normalize("NFD", ch)[0] if not ch.isascii() else ch
+        low = base.lower()
+        out.append(low if len(low) == 1 else base)
+    return "".join(out).replace("ς", "σ")
+
+
+def _fold_key(text: str) -> str:
+    """Acts compare on letters and digits only (Α.Κ. = ΑΚ = ακ)."""
+    return re.sub(r"[^\w/]|_", "", fold(text))
+
+
+def _data(name: str):
+    return resources.files("lexir.citations") / "data" / name
+
+
+def _alt(variants: Collection[str]) -> str:
+    return "|".join(re.escape(fold(v)) for v in sorted(set(variants), key=len, reverse=True))
+
+
+@dataclass(frozen=True)
+class _Syntax:
+    article: re.Pattern[str]
+    unit: re.Pattern[str]
+    connector: re.Pattern[str]
+    of: re.Pattern[str]
+    self_ref: re.Pattern[str]
+    law: re.Pattern[str]
+    by_abbrev: dict[str, str]  # _fold_key -> source
+    abbrev: re.Pattern[str]
+    by_number: dict[str, str] = field(default_factory=dict)  # "ν4624/2019" -> source
+    plural: frozenset[str] = frozenset()
+    foreign: re.Pattern[str] = re.compile("(?!)")
+
+
+_L = "α-ωάέήίόύώϊϋΐΰ"
+_NUM = r"\d+(?:[Α-ΩA-Z](?![\w])|\s[Α-ΩA-Z](?![\w.]))?(?![\d/.,]\d)"
+
+
+@functools.cache
+def _syntax() -> _Syntax:
+    kinds: dict[str, list[str]] = {}
+    for line in _data("el_keywords.tsv").read_text(encoding="utf-8").splitlines():
+        if line.startswith("#") or line.startswith("kind\t") or not line.strip():
+            continue
+        kind, variants = line.split("\t")
+        kinds[kind] = [v for v in variants.split("|") if v]
+    item_label = rf"(?:[{_L}]{{1,2}}[{_MARKS}]?\)?(?![{_L}])|\d+[{_MARKS}]?(?!\w))"
+    unit = "|".join(
+        rf"(?P<{k}>{_alt(kinds[k])})(?<=\.)\s*(?P<{k}_l>{lab})|(?P<{k}w>{_alt(kinds[k])})(?<!\.)(?![{_L}])\s*(?P<{k}w_l>{lab})"
+        for k, lab in (
+            ("subitem", item_label),
+            ("item", item_label),
+            ("par", rf"\d+[{_MARKS}]?(?!\w)"),
+            ("sent", rf"(?:\d+|[{_L}]{{1,2}}[{_MARKS}]?)(?![{_L}\d])"),
+        )
+    )
+    by_abbrev: dict[str, str] = {}
+    by_number: dict[str, str] = {}
+    surface: set[str] = set()
+    number_re = re.compile(r"(?P<kind>ν\.|π\.δ\.)\s*(?P<no>\d+/\d{4})")
+    for entry in read_act_table(_data("el_acts.tsv")):
+        for form in (*entry.abbreviations, *entry.names):
+            m = number_re.fullmatch(fold(form))
+            if m:
+                by_number[("ν" if m.group("kind") == "ν." else "πδ") + m.group("no")] = entry.source
+                continue
+            by_abbrev.setdefault(_fold_key(form), entry.source)
+            surface.add(form)
+    # an abbreviation as written: its letters with optional dots and spaces between
+    pats = []
+    for form in sorted(surface, key=len, reverse=True):
+        letters = re.findall(r"\w", fold(form))
+        pats.append(r"\.?\s?".join(re.escape(ch) for ch in letters) + r"\.?")
+    return _Syntax(
+        article=re.compile(rf"(?<![\w.])(?P<kw>{_alt(kinds['article'])})(?:(?<=\.)|(?![{_L}]))\s*(?=\d)"),
+        unit=re.compile(unit),
+        connector=re.compile(rf"\s*(?:(?P<range>{_alt(kinds['range'])})|(?P<join>{_alt(kinds['join'])}))(?![{_L}])\s*"),
+        of=re.compile(rf"\s*(?:{_alt(kinds['of'])})\s+"),
+        self_ref=re.compile(rf"(?:{_alt(kinds['self'])})(?![{_L}])"),
+        law=re.compile(
+            rf"(?P<kind>{_alt(kinds['law'])}|{_alt(kinds['pd'])})(?<=[.{_L}])\s*(?P<no>\d+)\s*/\s*(?P<year>\d{{4}})(?!\d)"
+        ),
+        by_abbrev=by_abbrev,
+        abbrev=re.compile(rf"(?:{'|'.join(pats)})(?![{_L}\w])"),
+        by_number=by_number,
+        plural=frozenset(fold(v) for v in kinds["article_plural"]),
+        foreign=re.compile(
+            rf"(?:{_alt(kinds['foreign'])})(?![{_L}])(?:\s*\(εε\))?(?:\s*(?:αριθ\.|αριθμ\.)?\s*\d+/\d+(?:/(?:εε|εκ|εοκ))?)?"
+        ),
+    )
+
+
+@functools.cache
+def _pd_forms() -> frozenset[str]:
+    for line in _data("el_keywords.tsv").read_text(encoding="utf-8").splitlines():
+        if line.startswith("pd\t"):
+            return frozenset(fold(v) for v in line.split("\t")[1].split("|"))
+    return frozenset()
+
+
+@dataclass
+class _Ref:
+    start: int
+    end: int
+    article: str
+    path: dict[str, str]
+    level: str
+    source: str | None = None
+    act_raw: str = ""
+    has_act: bool = False
+    self_ref: bool = False
+
+
+def _label(raw: str) -> str:
+    return raw.replace(" ", "").rstrip(")").rstrip(_MARKS)
+
+
+def _unit_kind(m: re.Match[str]) -> tuple[str, str]:
+    for k in ("subitem", "item", "par", "sent"):
+        if m.group(k):
+            return k, m.group(f"{k}_l")
+        if m.group(f"{k}w"):
+            return k, m.group(f"{k}w_l")
+    raise AssertionError
+
+
+def _units(folded: str, pos: int, path: dict[str, str], level: str) -> tuple[int, dict[str, str], str]:
+    syn = _syntax()
+    path = dict(path)
+    while True:
+        p = pos
+        while p < len(folded) and folded[p].isspace():
+            p += 1
+        m = syn.unit.match(folded, p)
+        if not m:
+            break
+        kind, label = _unit_kind(m)
+        if _DEPTH[kind] <= _DEPTH[level]:
+            break
+        path = {k: v for k, v in path.items() if _DEPTH[k] < _DEPTH[kind]}
+        path[kind] = _label(label)
+        level, pos = kind, m.end()
+    return pos, path, level
+
+
+def _act_after(text: str, folded: str, pos: int) -> tuple[int, str | None, str, bool] | None:
+    """(end, source, as written, names the text itself) of an act after ``pos``."""
+    syn = _syntax()
+    p = pos
+    of = syn.of.match(folded, p)
+    q = of.end() if of else p
+    while q < len(folded) and folded[q].isspace():
+        q += 1
+    if q == pos and q < len(folded):
+        return None
+    m = syn.self_ref.match(folded, q)
+    if m and of:
+        return m.end(), None, text[q : m.end()], True
+    m = syn.law.match(folded, q)
+    if m:
+        kind = "πδ" if m.group("kind") in _pd_forms() else "ν"
+        source = syn.by_number.get(f"{kind}{m.group('no')}/{m.group('year')}")
+        return m.end(), source, text[q : m.end()], False
+    m = syn.foreign.match(folded, q)
+    if m:
+        return m.end(), None, text[q : m.end()], False
+    m = syn.abbrev.match(folded, q)
+    if m:
+        raw = text[q : m.end()]
+        # one-letter abbreviations (Σ) only as written, in capitals
+        if len(_fold_key(raw)) == 1 and not raw.strip(".").isupper():
+            return None
+        source = syn.by_abbrev.get(_fold_key(raw))
+        if source:
+            return m.end(), source, raw, False
+    m = _UNKNOWN.match(text, q)
+    if m and of:
+        return m.end(), None, m.group(), False
+    return None
+
+
+# an act abbreviation missing from the table: two Greek capitals or more (ΓΚΠΔ, ΚΕΔΕ)
+_UNKNOWN = re.compile(r"[Α-Ω][Α-Ωα-ω]*[Α-Ω][Α-Ωα-ω]*(?![\wΑ-Ωα-ω])")
+
+
+def _number(text: str, pos: int) -> re.Match[str] | None:
+    m = re.compile(_NUM).match(text, pos)
+    if m and " " in m.group() and _fold_key(m.group()[-1]) in _syntax().by_abbrev:
+        m = re.compile(r"\d+").match(text, pos)  # "άρθρο 5 Σ": Σ is the act
+    return m
+
+
+def _group(text: str, folded: str, start: int, num_pos: int, path: dict[str, str]) -> tuple[list[_Ref], list[tuple[int, int]], int]:
+    syn = _syntax()
+    num = _number(text, num_pos)
+    assert num is not None
+    plural = folded[start:num_pos].strip() in syn.plural
+    end, path, level = _units(folded, num.end(), path, "article")
+    refs = [_Ref(start, end, _label(num.group()), path, level)]
+    ranges: list[tuple[int, int]] = []
+    while True:
+        last = refs[-1]
+        act = _act_after(text, folded, last.end)
+        if act:
+            a_end, source, raw, is_self = act
+            last.end = a_end
+            for ref in reversed(refs):
+                if ref.has_act:
+                    break
+                ref.source, ref.act_raw, ref.has_act, ref.self_ref = source, raw, True, is_self
+            break
+        conn = syn.connector.match(folded, last.end)
+        if not conn or not conn.group().strip():
+            break
+        pos = conn.end()
+        kw = syn.article.match(folded, pos)
+        if kw:
+            pos = kw.end()
+        unit = syn.unit.match(folded, pos) if not kw else None
+        if unit:
+            kind, _ = _unit_kind(unit)
+            e, path, level = _units(folded, pos, {k: v for k, v in last.path.items() if _DEPTH[k] < _DEPTH[kind]},
+                                    {"par": "article", "item": "par", "subitem": "item", "sent": "item"}[kind])
+            if e > pos:
+                refs.append(_Ref(conn.end(), e, last.article, path, level))
+                continue
+            break
+        if kw or last.level == "article" or plural:
+            n = _number(text, pos)
+            if not n:
+                break
+            e, path, level = _units(folded, n.end(), {}, "article")
+            refs.append(_Ref(conn.end(), e, _label(n.group()), path, level))
+            if conn.group("range"):
+                ranges.append((len(refs) - 2, len(refs) - 1))
+            continue
+        lab = re.compile(rf"(?:[{_L}]{{1,2}}[{_MARKS}]?\)?(?![{_L}])|\d+(?!\w))").match(folded, pos)
+        if not lab or (last.level == "par" and not lab.group()[0].isdigit()):
+            break
+        path = {k: v for k, v in last.path.items() if _DEPTH[k] < _DEPTH[last.level]}
+        path[last.level] = _label(lab.group())
+        e, path, level = _units(folded, lab.end(), path, last.level)
+        refs.append(_Ref(conn.end(), e, last.article, path, last.level))
+    return refs, ranges, refs[-1].end
+
+
+def _unit_first(text: str, folded: str, pos: int) -> tuple[int, int, dict[str, str]] | None:
+    """``παρ. 3 του άρθρου 37``: (start, position of the article number, path) at ``pos``."""
+    syn = _syntax()
+    units: list[tuple[str, str]] = []
+    p = pos
+    while True:
+        m = syn.unit.match(folded, p)
+        if not m:
+            return None
+        kind, label = _unit_kind(m)
+        units.append((kind, _label(label)))
+        p = m.end()
+        of = syn.of.match(folded, p)
+        if not of:
+            return None
+        p = of.end()
+        kw = syn.article.match(folded, p)
+        if kw:
+            path = {k: v for k, v in sorted(units, key=lambda u: _DEPTH[u[0]])}
+            if len(path) != len(units):
+                return None
+            return pos, kw.end(), path
+
+
+def _find(text: str, known: KnownArticles | None, default_act: str | None, expand_ranges: bool) -> list[Citation]:
+    syn = _syntax()
+    folded = fold(text)
+    out: list[Citation] = []
+    starts: list[tuple[int, int, dict[str, str]]] = []
+    for m in syn.unit.finditer(folded):
+        if m.start() > 0 and (folded[m.start() - 1].isalpha() or folded[m.start() - 1] == "."):
+            continue
+        uf = _unit_first(text, folded, m.start())
+        if uf:
+            starts.append(uf)
+    for m in syn.article.finditer(folded):
+        starts.append((m.start(), m.end(), {}))
+    starts.sort()
+    pos = 0
+    for start, num_pos, path in starts:
+        if start < pos or not re.compile(_NUM).match(text, num_pos):
+            continue
+        refs, ranges, pos = _group(text, folded, start, num_pos, path)
+        for ref in refs:
+            if ref.self_ref:
+                ref.source = default_act
+            elif not ref.has_act and default_act:
+                ref.source = default_act
+        for i, ref in enumerate(refs):
+            article = ref.article
+            out.append(_citation(text, ref.start, ref.end, ref.source, ref.act_raw, article, ref.path))
+            for a, b in ranges:
+                if a == i and expand_ranges:
+                    end_ref = refs[b]
+                    for label in _between(ref.article, end_ref.article, known, end_ref.source):
+                        out.append(_citation(text, ref.start, end_ref.end, end_ref.source, end_ref.act_raw, label, {}))
+    return sorted(out, key=lambda c: (c.start, c.end))
+
+
+def _between(first: str, last: str, known: KnownArticles | None, source: str | None) -> list[str]:
+    if not (first.isdigit() and last.isdigit()) or not 0 < int(last) - int(first) <= _MAX_RANGE:
+        return []
+    labels = [str(n) for n in range(int(first) + 1, int(last))]
+    if known is not None and source and source in known:
+        labels = [n for n in labels if n in known[source]]
+    return labels
+
+
+def _citation(text: str, start: int, end: int, source: str | None, act_raw: str, article: str,
+              path: dict[str, str]) -> Citation:
+    return Citation(start, end, text[start:end], source, act_raw, article, dict(path), article_id(source, article))
+
+
+def find_citations(
+    text: str,
+    known: KnownArticles | None = None,
+    default_act: str | None = None,
+    *,
+    expand_ranges: bool = True,
+) -> list[Citation]:
+    """All Greek statutory citations in ``text``, in order of their spans' starts."""
+    return _find(text, known, default_act, expand_ranges)
+
+
+def act_source(designation: str) -> str | None:
+    """The source id of ``ΑΚ``, ``Κ.Πολ.Δ.``, ``ν. 4624/2019``, ``Αστικού Κώδικα``; None when unknown."""
+    syn = _syntax()
+    folded = fold(designation.strip())
+    m = syn.law.fullmatch(folded)
+    if m:
+        kind = "πδ" if m.group("kind") in _pd_forms() else "ν"
+        return syn.by_number.get(f"{kind}{m.group('no')}/{m.group('year')}")
+    return syn.by_abbrev.get(_fold_key(designation))

@@ -1,0 +1,225 @@
+"""The German legal reference benchmark of Open Legal Data ("refex"): court decisions with gold
+law citations, and a scorer for citation finders.
+
+Files (``documents.jsonl``, ``annotations.jsonl``; schemas ``*.schema.json``): one decision a
+line with ``doc_id`` and ``text``; one annotation a line with ``doc_id`` and ``citations``, of
+which those with ``type == "law"`` are kept: ``span{start,end,text}`` (offsets into ``text``),
+``book`` (the act as refex writes it, lower case: ``"bgb"``, or a name such as
+``"sozialgerichtsgesetzes"``; null for EU directives and bare numbers), ``number`` (``"823"``)
+and ``structure`` (``absatz``, ``satz``, ``nummer``, …).
+
+Scoring (:func:`score_citations`)
+    Span-overlap matching, one to one, per document: a found citation matches a gold one when
+    their spans overlap and their keys agree. The key is (book, number) at level
+    ``"paragraph"`` and (book, number, absatz) at level ``"absatz"``. Books are compared as
+    lexir act ids, lower case: a gold book is mapped through the German act table
+    (``sozialgerichtsgesetzes`` -> ``sgg``, ``uwg`` -> ``uwg 2004``), a found citation's book
+    is its ``act`` or, unresolved, its ``act_raw`` (so ``KostO``, an act missing from the
+    2021/22 corpus, still counts when found). Gold citations without a book are set aside
+    (``skip_bookless``), and so are found citations overlapping only them. Found citations
+    that name no act at all (``§ 10 des Vertrages``, a § of the text being quoted) are not
+    scored: refex annotates only references to a named law.
+
+    refex annotates one citation per § (``§ 4 Nr. 9 und 10 UWG`` is one), while lexir finders
+    give one per cited unit (Nr. 9 and Nr. 10). So before matching, found citations of one
+    document with the same key whose spans touch or are separated only by connecting words
+    (``und``, ``,``, ``bis``) are merged into one. Matching is then greedy in text order.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lexir.citations.model import Citation
+from lexir.io.errors import FormatError
+
+
+@dataclass(frozen=True)
+class RefexCitation:
+    """One gold law citation."""
+
+    id: str
+    start: int
+    end: int
+    text: str
+    book: str | None
+    number: str | None
+    structure: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def absatz(self) -> str | None:
+        return self.structure.get("absatz")
+
+
+@dataclass
+class RefexDocument:
+    id: str
+    text: str
+    citations: list[RefexCitation]
+    meta: dict[str, object] = field(default_factory=dict)
+
+
+def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
+    rows = []
+    with path.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise FormatError(path, number, f"not JSON: {exc.msg}") from None
+            if not isinstance(obj, dict):
+                raise FormatError(path, number, "expected a JSON object")
+            rows.append((number, obj))
+    return rows
+
+
+def _need(obj: Mapping, key: str, kind: type | tuple[type, ...], path: Path, line: int):
+    if key not in obj:
+        raise FormatError(path, line, "missing field", field=key)
+    value = obj[key]
+    if not isinstance(value, kind):
+        raise FormatError(path, line, f"expected {getattr(kind, '__name__', kind)}", field=key)
+    return value
+
+
+def load_refex(folder: str | Path) -> list[RefexDocument]:
+    """Documents with their gold law citations, in the order of ``documents.jsonl``.
+
+    Malformed lines raise :class:`lexir.io.FormatError` naming the file and line; so does a
+    span whose offsets do not give its text.
+    """
+    folder = Path(folder)
+    docs_path, ann_path = folder / "documents.jsonl", folder / "annotations.jsonl"
+    docs: dict[str, RefexDocument] = {}
+    for line, obj in _read_jsonl(docs_path):
+        doc_id = _need(obj, "doc_id", str, docs_path, line)
+        text = _need(obj, "text", str, docs_path, line)
+        meta = {k: v for k, v in obj.items() if k not in ("doc_id", "text")}
+        docs[doc_id] = RefexDocument(doc_id, text, [], meta)
+    for line, obj in _read_jsonl(ann_path):
+        doc_id = _need(obj, "doc_id", str, ann_path, line)
+        if doc_id not in docs:
+            raise FormatError(ann_path, line, f"unknown document {doc_id!r}", field="doc_id")
+        doc = docs[doc_id]
+        for cit in _need(obj, "citations", list, ann_path, line):
+            if not isinstance(cit, dict):
+                raise FormatError(ann_path, line, "citation is not an object", field="citations")
+            if cit.get("type") != "law":
+                continue
+            span = _need(cit, "span", dict, ann_path, line)
+            try:
+                start, end, text = int(span["start"]), int(span["end"]), str(span["text"])
+            except (KeyError, TypeError, ValueError):
+                raise FormatError(ann_path, line, "bad span", field="span") from None
+            if doc.text[start:end] != text:
+                raise FormatError(ann_path, line, f"span {start}:{end} does not give {text!r}", field="span")
+            structure = cit.get("structure") or {}
+            if not isinstance(structure, dict):
+                raise FormatError(ann_path, line, "expected an object", field="structure")
+            doc.citations.append(
+                RefexCitation(
+                    id=str(cit.get("id", "")),
+                    start=start,
+                    end=end,
+                    text=text,
+                    book=cit.get("book") or None,
+                    number=None if cit.get("number") is None else str(cit["number"]),
+                    structure={k: str(v) for k, v in structure.items() if v is not None},
+                )
+            )
+    for doc in docs.values():
+        doc.citations.sort(key=lambda c: (c.start, c.end))
+    return list(docs.values())
+
+
+# ---------------------------------------------------------------------------
+# scoring
+
+_GLUE = re.compile(r"^[\s,;]*(?:(?:und|oder|sowie|bis|u\.|bzw\.)\s*)?[\s,;\-–]*$")
+
+
+def _book(designation: str | None) -> str | None:
+    if not designation:
+        return None
+    from lexir.citations.german import act_source
+
+    source = act_source(designation)
+    return (source or " ".join(designation.split())).lower()
+
+
+def _found_key(c: Citation, level: str) -> tuple:
+    book = (c.act or "").lower() or _book(c.act_raw)
+    key: tuple = (book, c.article)
+    if level == "absatz":
+        key += (c.path.get("abs"),)
+    return key
+
+
+def _gold_key(g: RefexCitation, level: str) -> tuple:
+    key: tuple = (_book(g.book), g.number)
+    if level == "absatz":
+        key += (g.absatz,)
+    return key
+
+
+def _merge(found: Sequence[Citation], text: str, level: str) -> list[tuple[int, int, tuple]]:
+    spans: list[tuple[int, int, tuple]] = []
+    for c in sorted(found, key=lambda c: (c.start, c.end)):
+        key = _found_key(c, level)
+        if spans and spans[-1][2] == key and (
+            c.start <= spans[-1][1] or _GLUE.match(text[spans[-1][1] : c.start])
+        ):
+            s, e, k = spans[-1]
+            spans[-1] = (s, max(e, c.end), k)
+        else:
+            spans.append((c.start, c.end, key))
+    return spans
+
+
+def score_citations(
+    found: Mapping[str, Sequence[Citation]],
+    gold: Iterable[RefexDocument],
+    level: str = "paragraph",
+    skip_bookless: bool = True,
+) -> dict[str, float]:
+    """Precision, recall and F1 of found citations (document id -> citations) against gold.
+
+    ``level`` is ``"paragraph"`` (book + §) or ``"absatz"`` (book + § + Absatz). See the
+    module docstring for the matching rule. Returns ``precision, recall, f1, tp, fp, fn``.
+    """
+    if level not in ("paragraph", "absatz"):
+        raise ValueError(f"level must be 'paragraph' or 'absatz', not {level!r}")
+    tp = fp = fn = 0
+    for doc in gold:
+        golds = [g for g in doc.citations if g.book or not skip_bookless]
+        skipped = [g for g in doc.citations if not (g.book or not skip_bookless)]
+        named = [c for c in found.get(doc.id, ()) if c.act or c.act_raw]
+        preds = _merge(named, doc.text, level)
+        used = [False] * len(golds)
+        gkeys = [_gold_key(g, level) for g in golds]
+        for start, end, key in preds:
+            hit = next(
+                (i for i, g in enumerate(golds)
+                 if not used[i] and gkeys[i] == key and g.start < end and start < g.end),
+                None,
+            )
+            if hit is not None:
+                used[hit] = True
+                tp += 1
+            elif any(g.start < end and start < g.end for g in skipped) and not any(
+                g.start < end and start < g.end for g in golds
+            ):
+                continue
+            else:
+                fp += 1
+        fn += used.count(False)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1, "tp": tp, "fp": fp, "fn": fn}

@@ -356,6 +356,30 @@ def experiment(config: Path, data_dir: Path = DataDir):
 
 
 @app.command()
+@guarded
+def cite(
+    file: Path = typer.Argument(None, help="Text file to read (default: standard input)"),
+    lang: str = typer.Option("pl", "--lang", help="Citation language: de | pl | el"),
+    default_act: str = typer.Option(None, "--default-act", help="Act of bare references (German, Greek)"),
+):
+    """Find statutory citations in text; print one JSON object per citation (span, act, article, path, id)."""
+    from lexir.citations.extract import LANGUAGES, cite_lines
+
+    if lang not in LANGUAGES:
+        raise CLIError(f"unknown citation language {lang!r}; valid: {', '.join(LANGUAGES)}")
+    if file is None:
+        text = sys.stdin.read()
+    else:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise CLIError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    options = {"default_act": default_act} if default_act and lang != "pl" else {}
+    for line in cite_lines(text, lang, **options):
+        print(line)
+
+
+@app.command()
 def systems():
     """List the named retrieval systems and their parameters."""
     from lexir.retrieval.base import get_system, system_names

@@ -25,15 +25,22 @@ def summary(values: list[float]) -> dict[str, float]:
 def corpus_stats(corpus: Corpus) -> dict:
     per_act = Counter(doc.act for doc in corpus)
     levels = Counter(unit.level for unit in corpus.units())
-    return {
+    kinds = Counter(article.level for act in corpus.acts.values() for article in act.articles)
+    result = {
         "corpus": corpus.name,
         "language": corpus.language,
         "acts": len(per_act),
         "articles": len(corpus),
-        "articles per act": dict(per_act),
-        "units per level": dict(levels),
+        "articles by kind": dict(kinds.most_common()),
+        "units per level": dict(levels.most_common()),
         "article length (tokens)": summary([n_tokens(d.text) for d in corpus]),
+        "parse errors": len(corpus.parse_errors),
     }
+    if len(per_act) <= 30:
+        result["articles per act"] = dict(per_act)
+    for error in corpus.parse_errors[:20]:
+        result.setdefault("parse error details", []).append(str(error))
+    return result
 
 
 def queryset_stats(queries: QuerySet, corpus: Corpus) -> dict:

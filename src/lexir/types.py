@@ -143,6 +143,8 @@ class Corpus:
         self.language = language
         self.documents: list[Document] = list(documents)
         self.acts: dict[str, Act] = {act.id: act for act in acts}
+        # Sources that failed to parse (file, line, message): reported, never silently dropped.
+        self.parse_errors: list = []
         self._by_id: dict[str, Document] = {}
         for doc in self.documents:
             if doc.id in self._by_id:

@@ -1,0 +1,44 @@
+"""Statute corpora in their full structure: German federal law (``de-gesetze``) and Greek
+statutes (``el-statutes``). Each article (§, Art, Anlage; άρθρο) is one document; its units
+(Absatz, Satz, Nummer, Buchstabe; παράγραφος, περίπτωση) are in ``corpus.acts``.
+
+A German law that does not parse is reported with its path and line in
+``corpus.parse_errors`` and skipped, never silently dropped from the counts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lexir.datasets.registry import Dataset, register
+from lexir.structure.german import ParseError, iter_law_files
+from lexir.structure.greek import load_greek_statutes
+from lexir.types import Act, Corpus, Document
+
+
+def corpus_of(name: str, acts: list[Act], language: str) -> Corpus:
+    docs = [Document(a.id, a.text, a.title) for act in acts for a in act.articles]
+    return Corpus(name, docs, language=language, acts=acts)
+
+
+def load_german_laws(tar_path: str | Path, limit: int | None = None, name: str = "de-gesetze") -> Corpus:
+    acts, errors = [], []
+    for _path, result in iter_law_files(tar_path, limit):
+        (errors if isinstance(result, ParseError) else acts).append(result)
+    corpus = corpus_of(name, acts, "de")
+    corpus.parse_errors = errors
+    return corpus
+
+
+def _load_de_gesetze(data_dir: Path) -> Corpus:
+    return load_german_laws(data_dir / "de" / "gesetze_markdown_all.tar.gz")
+
+
+def _load_el_statutes(data_dir: Path) -> Corpus:
+    return corpus_of("el-statutes", load_greek_statutes(data_dir / "el"), "el")
+
+
+register(Dataset("de-gesetze", "All 6,636 German federal laws, parsed into § / Art > Absatz > Satz > Nummer > "
+                 "Buchstabe", "de", _load_de_gesetze, ("docs",)))
+register(Dataset("el-statutes", "Greek statutes (Penal Code and eight laws), gazette headers removed, "
+                 "articles split into paragraphs and items", "el", _load_el_statutes, ("docs",)))

@@ -1,0 +1,227 @@
+"""BM25 over structure-aware chunks, with one-hop graph expansion (German statute-graph paper).
+
+``bm25-chunks`` indexes the chunks of :mod:`lexir.structure.chunking` at one level (``para``,
+``abs``, ``satz``, ``nr``, ``lit`` or ``words100``) and answers with unit ids (a structural
+chunk's id is its unit's path id; a ``words100`` window keeps its own id ``BGB::823#w0`` so that
+each window is charged its own words). With ``aggregate=article`` chunk scores are max-pooled to
+their articles (exactly, over every chunk) and article ids are returned.
+
+``expand`` adds, after each of the top-k hits, its one-hop neighbours in the statute graph:
+``parent`` (the containing unit; nothing for an article, whose parent is the act; a ``words100``
+window's parent is its article), ``cites`` (the units the hit's text cites, resolved in the
+graph), or ``both``. Expanded units get scores between the hit's and the next hit's, are never a
+unit already among the hits, appear once, and are marked: :meth:`ChunkRetriever.hits` returns
+:class:`Hit` objects whose ``origin`` names the hit they were added for, so ToER can charge their
+words or not (:func:`lexir.evaluation.depth.toer`). ``k`` counts hits, not expansions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from lexir.retrieval.base import Retriever, register_system
+from lexir.retrieval.bm25 import BM25Retriever, make_analyzer
+from lexir.structure.chunking import LEVELS, WINDOW_SEP, chunk_acts
+from lexir.structure.graph import StatuteGraph, build_graph
+from lexir.types import ID_SEP, PATH_SEP, Corpus, Document, Provision, Query, Run, article_of
+
+EXPANSIONS = ("none", "parent", "cites", "both")
+AGGREGATES = ("unit", "article")
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: str
+    score: float
+    origin: str | None = None  # for an expanded unit: the hit it was added for
+
+    @property
+    def expanded(self) -> bool:
+        return self.origin is not None
+
+
+class ChunkRetriever(Retriever):
+    name = "bm25-chunks"
+
+    def __init__(
+        self,
+        bm25: BM25Retriever,
+        chunks: Sequence[Document],
+        units: dict[str, Provision],
+        level: str,
+        aggregate: str = "unit",
+        expand: str = "none",
+        graph: StatuteGraph | Callable[[], StatuteGraph] | None = None,
+    ) -> None:
+        if aggregate not in AGGREGATES:
+            raise ValueError(f"unknown aggregate {aggregate!r}; valid: {', '.join(AGGREGATES)}")
+        if expand not in EXPANSIONS:
+            raise ValueError(f"unknown expand {expand!r}; valid: {', '.join(EXPANSIONS)}")
+        self.bm25 = bm25
+        self.level, self.aggregate, self.expand = level, aggregate, expand
+        self.units = units
+        self.chunk_text = {d.id: d.text for d in chunks}
+        # Chunks holding only part of their unit's text (the unit's own text beside its children).
+        self.partial = {d.id for d in chunks if d.id in units and len(d.text) < len(units[d.id].text)}
+        self._graph = graph
+        if aggregate == "article":
+            articles: dict[str, int] = {}
+            self._article_of_chunk = np.array(
+                [articles.setdefault(article_of(cid.split(WINDOW_SEP, 1)[0]), len(articles))
+                 for cid in bm25.doc_ids], dtype=np.int64)
+            self._articles = list(articles)
+
+    @property
+    def graph(self) -> StatuteGraph:
+        if callable(self._graph) and not isinstance(self._graph, StatuteGraph):
+            self._graph = self._graph()
+        if self._graph is None:
+            raise RuntimeError("cites expansion needs a statute graph")
+        return self._graph
+
+    # -- searching --------------------------------------------------------------------------
+
+    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
+        return [(h.id, h.score) for h in self.hits(text, k)]
+
+    def search_marked(
+        self, queries: Sequence[Query], k: int = 100, expand: str | None = None
+    ) -> tuple[Run, dict[str, dict[str, str]]]:
+        """The run and, per query, expanded unit id -> the hit it was added for."""
+        run: Run = {}
+        marks: dict[str, dict[str, str]] = {}
+        for q in queries:
+            hits = self.hits(q.text, k, expand)
+            run[q.id] = {h.id: h.score for h in hits}
+            marks[q.id] = {h.id: h.origin for h in hits if h.origin is not None}
+        return run, marks
+
+    def hits(self, text: str, k: int = 100, expand: str | None = None) -> list[Hit]:
+        base = self._retrieve(text, k)
+        return self.expand_hits(base, expand or self.expand)
+
+    def _retrieve(self, text: str, k: int) -> list[Hit]:
+        # Scores of every chunk (bm25s get_scores; no numba compilation on first use), then top k.
+        scores = np.asarray(self.bm25.scores(text), dtype=np.float64)
+        names = self.bm25.doc_ids
+        if self.aggregate == "article":
+            pooled = np.zeros(len(self._articles), dtype=np.float64)
+            np.maximum.at(pooled, self._article_of_chunk, scores)
+            scores, names = pooled, self._articles
+        k = min(k, int((scores > 0).sum()))  # a chunk matching no query term is not a result
+        if k <= 0:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k]
+        order = sorted(top.tolist(), key=lambda i: (-scores[i], names[i]))
+        return [Hit(names[i], float(scores[i])) for i in order]
+
+    # -- expansion --------------------------------------------------------------------------
+
+    def expand_hits(self, hits: list[Hit], expand: str = "none") -> list[Hit]:
+        if expand not in EXPANSIONS:
+            raise ValueError(f"unknown expand {expand!r}; valid: {', '.join(EXPANSIONS)}")
+        if expand == "none" or not hits:
+            return list(hits)
+        taken = {h.id for h in hits}
+        out: list[Hit] = []
+        for n, hit in enumerate(hits):
+            out.append(hit)
+            extra = []
+            if expand in ("parent", "both"):
+                extra.extend(self._parent(hit.id))
+            if expand in ("cites", "both"):
+                extra.extend(self._cited(hit.id))
+            extra = [u for u in dict.fromkeys(extra) if u not in taken]
+            taken.update(extra)
+            nxt = hits[n + 1].score if n + 1 < len(hits) else hit.score / 2
+            gap = hit.score - nxt
+            for j, unit in enumerate(extra, 1):
+                out.append(Hit(unit, hit.score - gap * j / (len(extra) + 1), hit.id))
+        return out
+
+    def _parent(self, hit: str) -> list[str]:
+        if WINDOW_SEP in hit:
+            return [hit.split(WINDOW_SEP, 1)[0]]
+        if self.aggregate == "article" or PATH_SEP not in hit:
+            return []  # an article's parent is its act: no text unit
+        return [hit.rsplit(PATH_SEP, 1)[0]]
+
+    def _cited(self, hit: str) -> list[str]:
+        graph = self.graph
+        unit = hit.split(WINDOW_SEP, 1)[0]
+        if unit not in graph:
+            return []
+        targets = graph.neighbours(unit, "cites") if hit in self.partial else graph.cites_within(unit)
+        targets = [t for t in targets if ID_SEP in t]  # act nodes carry no text of their own
+        if self.aggregate == "article":
+            own = article_of(unit)
+            targets = [a for a in dict.fromkeys(article_of(t) for t in targets) if a != own]
+        return targets
+
+    # -- text of results --------------------------------------------------------------------
+
+    def text_of(self, hit_id: str) -> str:
+        """The text a result stands for: a chunk's text, or an (expanded or article) unit's text."""
+        text = self.chunk_text.get(hit_id) if self.aggregate == "unit" else None
+        if text is None:
+            unit = self.units.get(hit_id)
+            text = unit.text if unit is not None else ""
+        return text
+
+    def words(self, hit_id: str) -> int:
+        return len(self.text_of(hit_id).split())
+
+
+def unit_table(corpus: Corpus) -> dict[str, Provision]:
+    return {u.id: u for act in corpus.acts.values() for u in act.units()}
+
+
+def build_chunk_retriever(
+    corpus: Corpus,
+    level: str = "para",
+    aggregate: str = "unit",
+    expand: str = "none",
+    graph: StatuteGraph | str | Path | None = None,
+    *,
+    k1: float = 1.2, b: float = 0.75, mode: str = "raw", stopwords: bool = True, lemmatizer: str = "simplemma",
+    language: str = "", method: str = "lucene", title_weight: int = 1, dedupe_query: bool = True,
+    progress: Callable[[int], None] | None = None,
+) -> ChunkRetriever:
+    """Chunk ``corpus.acts`` at ``level``, index the chunks with BM25, wrap with expansion.
+
+    ``graph`` is a built :class:`StatuteGraph`, a folder it was saved in, or None (built from the
+    corpus's acts on first need, which for the whole German corpus takes minutes)."""
+    if level not in LEVELS:
+        raise ValueError(f"unknown chunking level {level!r}; valid: {', '.join(LEVELS)}")
+    if not corpus.acts:
+        raise ValueError(f"corpus {corpus.name!r} holds no parsed acts: bm25-chunks needs provision trees")
+    acts = list(corpus.acts.values())
+    chunks = [Document(c.id, c.text, c.title) for c in chunk_acts(acts, level)]
+    chunk_corpus = Corpus(f"{corpus.name}#{level}", chunks, language=corpus.language or language)
+    analyzer = make_analyzer(chunk_corpus, language, mode, stopwords, lemmatizer)
+    bm25 = BM25Retriever(analyzer, k1, b, method, title_weight, dedupe_query).index(chunk_corpus, progress)
+    if isinstance(graph, str | Path):
+        graph = StatuteGraph.load(graph) if str(graph) else None
+    source = graph if graph is not None else (lambda: build_graph(acts))
+    return ChunkRetriever(bm25, chunks, unit_table(corpus), level, aggregate, expand, source)
+
+
+@register_system(
+    "bm25-chunks",
+    "BM25 over structure-aware chunks (level=para|abs|satz|nr|lit|words100), optional one-hop "
+    "graph expansion (expand=parent|cites|both) and max-pooling to articles (aggregate=article)",
+    level="para", aggregate="unit", expand="none", graph="", k1=1.2, b=0.75, mode="raw", stopwords=True,
+    lemmatizer="simplemma", language="", method="lucene", title_weight=1, dedupe_query=True,
+)
+def build_bm25_chunks(corpus: Corpus, *, level, aggregate, expand, graph, k1, b, mode, stopwords, lemmatizer,
+                      language, method, title_weight, dedupe_query, progress=None,
+                      statute_graph: StatuteGraph | None = None) -> ChunkRetriever:
+    return build_chunk_retriever(
+        corpus, level, aggregate, expand, statute_graph if statute_graph is not None else (graph or None),
+        k1=k1, b=b, mode=mode, stopwords=stopwords, lemmatizer=lemmatizer, language=language, method=method,
+        title_weight=title_weight, dedupe_query=dedupe_query, progress=progress,
+    )

@@ -109,3 +109,30 @@ def test_sweep_reports_a_grid_and_best_pair(data_dir):
     result = invoke("sweep", "pl-exams", "--data-dir", data_dir, "--k1", "0.9,1.2", "--b", "0.5,0.75")
     assert result.exit_code == 0, result.output
     assert "best on pl-exams/tune: k1=" in result.output and "(762 queries)" in result.output
+
+
+def test_graph_build_and_neighbours(data_dir, tmp_path):
+    out = tmp_path / "g"
+    result = invoke("graph", "build", "el-statutes", "--data-dir", data_dir, "-o", out, "--export", "jsonl,graphml")
+    assert result.exit_code == 0, result.output
+    stats = json.loads(result.output[: result.output.rindex("}") + 1])
+    assert stats["nodes_by_level"]["act"] == 9 and stats["edges"]["contains"] == stats["nodes"] - 9
+    assert stats["edges"]["cites"] > 0
+    assert (out / "graph.jsonl").is_file() and (out / "graph.graphml").is_file()
+    result = invoke("graph", "neighbours", out, "PK::1", "--kind", "parent")
+    assert result.exit_code == 0 and result.output.split() == ["PK"]
+    result = invoke("graph", "neighbours", out, "PK::99999")
+    assert result.exit_code == 2 and "no node" in result.output
+
+
+def test_cite_prints_json_lines(tmp_path):
+    text = tmp_path / "t.txt"
+    text.write_text("Nach § 823 Abs. 1 BGB und art. 415 k.c.", encoding="utf-8")
+    result = invoke("cite", text, "--lang", "de")
+    rows = [json.loads(line) for line in result.output.splitlines()]
+    assert result.exit_code == 0 and rows[0]["id"] == "BGB::823" and rows[0]["path"] == {"abs": "1"}
+    assert rows[0]["span"]["text"] == "§ 823 Abs. 1 BGB"
+    result = invoke("cite", text, "--lang", "pl")
+    assert json.loads(result.output.splitlines()[0])["id"] == "kc::415"
+    result = invoke("cite", text, "--lang", "fr")
+    assert result.exit_code == 2 and "valid: de, el, pl" in result.output

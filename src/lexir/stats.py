@@ -47,12 +47,15 @@ def queryset_stats(queries: QuerySet, corpus: Corpus) -> dict:
     gold_counts = [len(queries.qrels.get(q.id, {})) for q in queries.queries]
     gold_articles = {doc for judged in queries.qrels.values() for doc, grade in judged.items() if grade > 0}
     reasons = Counter(reason for _, reason, _ in queries.dropped)
+    # Some loaders also report single gold citations they set aside ("citation: ..."); those
+    # are not dropped queries.
+    dropped_queries = sum(n for reason, n in reasons.items() if not reason.startswith("citation:"))
     per_act = Counter(act_of(doc) for judged in queries.qrels.values() for doc in judged)
     return {
         "queries": queries.name,
-        "questions read": len(queries) + len(queries.dropped),
+        "questions read": len(queries) + dropped_queries,
         "queries kept": len(queries),
-        "queries dropped": len(queries.dropped),
+        "queries dropped": dropped_queries,
         "dropped by reason": dict(reasons.most_common()),
         "qrels": sum(gold_counts),
         "distinct gold articles": len(gold_articles),

@@ -379,6 +379,64 @@ def cite(
         print(line)
 
 
+graph_app = typer.Typer(help="The statute graph: units, contains and cites edges.", no_args_is_help=True)
+app.add_typer(graph_app, name="graph")
+
+
+@graph_app.command("build")
+@guarded
+def graph_build(
+    corpus: str = typer.Argument(..., help="Dataset with statute structure (de-gesetze, el-statutes, pl-codes)"),
+    output: Path = typer.Option(None, "--output", "-o", help="Folder to save the graph (default: the cache)"),
+    export: str = typer.Option("", "--export", help="Also write: jsonl, graphml (comma-separated)"),
+    data_dir: Path = DataDir,
+):
+    """Build the graph of a statute corpus; report nodes and edges by type; save and export it."""
+    from lexir.citations.extract import LANGUAGES, find_citations
+    from lexir.pipeline import cache_dir
+    from lexir.structure.graph import build_graph
+
+    corp = _corpus(corpus, None, data_dir)
+    if not corp.acts:
+        raise CLIError(f"corpus {corpus!r} has no statute structure to build a graph from")
+    exports = [e.strip() for e in export.split(",") if e.strip()]
+    for kind in exports:
+        if kind not in ("jsonl", "graphml"):
+            raise CLIError(f"unknown graph export {kind!r}; valid: jsonl, graphml")
+    lang = corp.language
+    finder = None
+    if lang != "de" and lang in LANGUAGES:
+        def finder(text, act):
+            return find_citations(text, lang, **({} if lang == "pl" else {"default_act": act}))
+    start = time.perf_counter()
+    with progress_bar(f"graph of {corp.name}", len(corp.acts)) as advance:
+        graph = build_graph(corp.acts.values(), advance, finder=finder, cites=lang in LANGUAGES)
+    built = time.perf_counter() - start
+    out = output or cache_dir() / "graphs" / corp.name
+    graph.save(out)
+    for kind in exports:
+        getattr(graph, f"to_{kind}")(out / f"graph.{kind}")
+    console.print_json(json.dumps(graph.stats(), ensure_ascii=False))
+    err.print(f"built in {built:.1f}s; saved to {out}" + (f" with {', '.join(exports)}" if exports else ""))
+
+
+@graph_app.command("neighbours")
+@guarded
+def graph_neighbours(
+    folder: Path = typer.Argument(..., help="A saved graph folder"),
+    node: str = typer.Argument(..., help="Node id, e.g. BGB::823 or BGB::823/abs:1"),
+    kind: str = typer.Option(None, "--kind", help="contains | parent | cites | cited_by (default: all)"),
+):
+    """One-hop neighbours of a node."""
+    from lexir.structure.graph import StatuteGraph
+
+    graph = StatuteGraph.load(folder)
+    if node not in graph:
+        raise CLIError(f"no node {node!r} in the graph at {folder}")
+    for neighbour in graph.neighbours(node, kind):
+        print(neighbour)
+
+
 @app.command()
 def systems():
     """List the named retrieval systems and their parameters."""

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from lexir.citations.model import Citation
 from lexir.io.errors import FormatError
+from lexir.types import Benchmark, Query, QuerySet
 
 
 @dataclass(frozen=True)
@@ -223,3 +224,74 @@ def score_citations(
     recall = tp / (tp + fn) if tp + fn else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return {"precision": precision, "recall": recall, "f1": f1, "tp": tp, "fp": fp, "fn": fn}
+
+
+# ---------------------------------------------------------------------------
+# decisions as queries against the German federal corpus (case-to-statute retrieval)
+
+_SECTION = re.compile(r"(?m)^(Tatbestand|Entscheidungsgründe|Gründe|Tenor|Leitsatz|Orientierungssatz)\s*$")
+
+
+def decision_query(text: str, spans: Sequence[tuple[int, int]]) -> tuple[str, str]:
+    """(query text, kind): the Tatbestand where the decision has one, else the whole decision;
+    in both, the decision's own law citations are blanked out (same length, so offsets hold),
+    so that no query names its answers."""
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    masked = "".join(chars)
+    heads = list(_SECTION.finditer(masked))
+    for i, m in enumerate(heads):
+        if m.group(1) == "Tatbestand":
+            end = heads[i + 1].start() if i + 1 < len(heads) else len(masked)
+            return masked[m.end():end].strip(), "tatbestand"
+    return masked, "full-masked"
+
+
+def refex_queries(documents: Sequence[RefexDocument], corpus) -> QuerySet:
+    """One query per decision; gold = the cited articles that exist in ``corpus``.
+
+    Gold citations without a book, of an act the table does not know, or of an article the
+    corpus lacks are counted in ``dropped`` (per citation); a decision left with no gold is
+    dropped as a query.
+    """
+    from lexir.citations.german import act_source
+
+    queries, qrels, dropped = [], {}, []
+    for doc in documents:
+        gold: dict[str, int] = {}
+        for c in doc.citations:
+            act = act_source(c.book) if c.book else None
+            if not c.book or not c.number:
+                dropped.append((f"{doc.id}/{c.id}", "citation: no statute named", c.text))
+            elif act is None:
+                dropped.append((f"{doc.id}/{c.id}", "citation: act unknown", c.text))
+            elif f"{act}::{c.number}" not in corpus:
+                dropped.append((f"{doc.id}/{c.id}", "citation: article not in corpus", f"{act}::{c.number}"))
+            else:
+                gold[f"{act}::{c.number}"] = 1
+        text, kind = decision_query(doc.text, [(c.start, c.end) for c in doc.citations])
+        if not gold:
+            dropped.append((doc.id, "no gold in corpus", ""))
+            continue
+        queries.append(Query(doc.id, text, {"query": kind}))
+        qrels[doc.id] = gold
+    return QuerySet("de-refex", queries, qrels, dropped)
+
+
+def _load_de_refex(data_dir: Path) -> Benchmark:
+    from lexir.datasets.registry import get
+
+    corpus = get("de-gesetze").load(data_dir)
+    return Benchmark(corpus, refex_queries(load_refex(data_dir / "de" / "refex"), corpus))
+
+
+def _register() -> None:
+    from lexir.datasets.registry import Dataset, register
+
+    register(Dataset("de-refex", "7 German decisions with 172 gold law citations; as queries (Tatbestand, "
+                     "citations masked) against de-gesetze", "de", _load_de_refex, ("docs", "queries", "qrels"),
+                     needs=("de-gesetze",)))
+
+
+_register()

@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 from pathlib import Path
 
 from lexir.citations.german import act_source
-from lexir.datasets.refex import load_refex
+from lexir.datasets.refex import decision_query, load_refex
 from lexir.evaluation.depth import DEPTHS, RefPath, Retrieved, decode_reference, toer
 from lexir.retrieval.structured import EXPANSIONS, build_chunk_retriever
 from lexir.structure.graph import StatuteGraph, build_graph
@@ -42,23 +41,6 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "de"
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_graph import load_acts  # noqa: E402
-
-HEADINGS = re.compile(r"(?m)^(Tatbestand|Entscheidungsgründe|Gründe|Tenor|Leitsatz|Orientierungssatz)\s*$")
-
-
-def query_text(text: str, spans: list[tuple[int, int]]) -> tuple[str, str]:
-    """(query, kind): the Tatbestand section if there is one, else the whole text; gold citation
-    spans blanked (same length, so offsets hold)."""
-    chars = list(text)
-    for start, end in spans:
-        chars[start:end] = " " * (end - start)
-    masked = "".join(chars)
-    heads = list(HEADINGS.finditer(masked))
-    for i, m in enumerate(heads):
-        if m.group(1) == "Tatbestand":
-            end = heads[i + 1].start() if i + 1 < len(heads) else len(masked)
-            return masked[m.end():end].strip(), "tatbestand"
-    return masked, "full-masked"
 
 
 def gold_paths(citations) -> tuple[list[RefPath], int]:
@@ -104,7 +86,7 @@ def main(argv: list[str] | None = None) -> dict:
     docs = load_refex(args.refex)
     queries, gold, kinds, n_missing, n_all = [], {}, {}, 0, 0
     for d in docs:
-        text, kind = query_text(d.text, [(c.start, c.end) for c in d.citations])
+        text, kind = decision_query(d.text, [(c.start, c.end) for c in d.citations])
         queries.append(Query(d.id, text))
         kinds[d.id] = kind
         gold[d.id], missing = gold_paths(d.citations)

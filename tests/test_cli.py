@@ -136,3 +136,19 @@ def test_cite_prints_json_lines(tmp_path):
     assert json.loads(result.output.splitlines()[0])["id"] == "kc::415"
     result = invoke("cite", text, "--lang", "fr")
     assert result.exit_code == 2 and "valid: de, el, pl" in result.output
+
+
+def test_run_with_an_llm_system_against_a_loopback_server(tmp_path, monkeypatch):
+    """`lexir run` drives an LLM system through the real client and reports its accounting;
+    a second identical run is answered from the cache (the server sees no new request)."""
+    from lexir.llm.testing import ScriptedChatServer, schema_answer
+
+    monkeypatch.setenv("LEXIR_CACHE", str(tmp_path / "cache"))
+    with ScriptedChatServer(default=schema_answer) as server:
+        args = ["run", "demo", "--system", "reform-bm25", "-p", f"base_url={server.url}", "-p", "model=scripted",
+                "--output", tmp_path / "r.trec"]
+        result = invoke(*args)
+        assert result.exit_code == 0, result.output
+        assert server.count == 119 and "LLM:" in result.output
+        assert len(read_run(tmp_path / "r.trec")) == 119
+        assert invoke(*args).exit_code == 0 and server.count == 119

@@ -234,6 +234,9 @@ def run(
         results = retrieve(retriever, qset.queries, k, advance)
     elapsed = time.perf_counter() - start
     write_run(results, output, tag=system, k=k)
+    accounting = getattr(retriever, "accounting", None)
+    if accounting is not None:
+        err.print(f"LLM: {accounting.summary()}")
     if qrels_out:
         write_qrels(qset.qrels, qrels_out)
     err.print(f"{len(qset)} queries in {elapsed:.2f}s ({len(qset) / max(elapsed, 1e-9):.0f} q/s) -> {output}")
@@ -377,6 +380,44 @@ def cite(
     options = {"default_act": default_act} if default_act and lang != "pl" else {}
     for line in cite_lines(text, lang, **options):
         print(line)
+
+
+@app.command()
+@guarded
+def annotate(
+    corpus: str = typer.Argument(..., help="Registered dataset whose articles get surrogates"),
+    output: Path = typer.Option(None, "--output", "-o", help="Surrogates JSONL (default: in the cache, "
+                                "where the surrogate systems look)"),
+    base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (else env/config)"),
+    model: str = typer.Option(None, "--model"),
+    config: Path = typer.Option(None, "--config", help="LLM config file (TOML or YAML)"),
+    concurrency: int = typer.Option(None, "--concurrency"),
+    limit: int = typer.Option(None, "--limit", help="Only the first N articles"),
+    data_dir: Path = DataDir,
+):
+    """Write LLM surrogates (summary, theme, concepts, questions) for every article; resumable."""
+    from lexir.llm.commands import annotate_command
+
+    report = annotate_command(corpus, output, base_url=base_url, model=model, config_file=config,
+                              concurrency=concurrency, limit=limit, data_dir=data_dir, progress=err.is_terminal)
+    console.print(report)
+
+
+@app.command()
+@guarded
+def cost(
+    dataset: str = typer.Argument(..., help="Registered dataset with queries"),
+    systems_: list[str] = typer.Option(..., "--system", help="System spec (repeatable), e.g. react-bm25(rounds=2)"),
+    limit: int = typer.Option(None, "--limit", help="Only the first N queries"),
+    split: str = typer.Option(None, "--split"),
+    fmt: str = typer.Option("rich", "--format", help="rich | markdown"),
+    data_dir: Path = DataDir,
+):
+    """Quality beside cost: LLM calls, tokens and seconds per query for each system."""
+    from lexir.llm.commands import cost_command
+
+    table = cost_command(dataset, systems_, fmt=fmt, limit=limit, split=split, data_dir=data_dir)
+    console.print(table, markup=False, highlight=False) if isinstance(table, str) else console.print(table)
 
 
 graph_app = typer.Typer(help="The statute graph: units, contains and cites edges.", no_args_is_help=True)

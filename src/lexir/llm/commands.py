@@ -1,0 +1,102 @@
+"""Functions behind the command line (the CLI module only parses options and calls these).
+
+* :func:`annotate_command` — ``lexir annotate CORPUS``: surrogate annotation of a corpus;
+* :func:`cost_command` — ``lexir cost DATASET --system ...``: runs systems on a query set and
+  returns the quality-and-cost table (the Greek paper's Table 5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from lexir.llm.accounting import Accounting, Usage
+from lexir.llm.client import LLMClient, LLMConfig
+from lexir.llm.cost import SystemResult, cost_table
+
+
+def make_client(base_url: str | None = None, model: str | None = None, config_file: str | Path | None = None,
+                **settings: Any) -> LLMClient:
+    """A client from explicit settings, the environment and the config file (see :class:`LLMConfig`)."""
+    return LLMClient(LLMConfig.resolve(base_url, model, None, config_file, **settings))
+
+
+def annotate_command(corpus: str, out: str | Path | None = None, *, base_url: str | None = None,
+                     model: str | None = None, config_file: str | Path | None = None, concurrency: int | None = None,
+                     limit: int | None = None, data_dir: str | Path | None = None, progress: bool = True):
+    """Annotate the articles of dataset ``corpus`` (a registry name) with surrogates.
+
+    Writes (or resumes) ``out``, default ``<cache>/surrogates/<corpus>-<fingerprint>.jsonl``
+    — the path the surrogate systems read by default. Returns the
+    :class:`~lexir.llm.surrogates.AnnotationReport` (print it).
+    """
+    from lexir.datasets import registry
+    from lexir.llm.surrogates import annotate
+
+    loaded = registry.load(corpus, data_dir)
+    docs = getattr(loaded, "corpus", loaded)
+    client = make_client(base_url, model, config_file, concurrency=concurrency)
+    try:
+        return annotate(docs, client, out, progress=progress, limit=limit)
+    finally:
+        client.close()
+
+
+def run_systems(dataset: str, systems: Sequence[str], *, params: Mapping[str, Mapping[str, Any]] | None = None,
+                limit: int | None = None, split: str | None = None, client: LLMClient | None = None,
+                data_dir: str | Path | None = None, k: int = 100) -> tuple[list[SystemResult], Accounting]:
+    """Run each system (a spec such as ``react-bm25(rounds=2)``) on the first ``limit`` queries.
+
+    LLM systems share ``client`` (default: one from environment and config file), so the
+    returned :class:`Accounting` holds every call; non-LLM systems cost nothing.
+    """
+    from lexir.datasets import registry
+    from lexir.pipeline import build_retriever
+    from lexir.retrieval.base import get_system
+    from lexir.retrieval.spec import parse_spec
+
+    bench = registry.load(dataset, data_dir)
+    queryset = bench.queries.split(split)
+    queries = queryset.queries[:limit] if limit else queryset.queries
+    results = []
+    for text in systems:
+        spec = parse_spec(text)
+        values = {**spec.param_dict, **dict((params or {}).get(text, {}))}
+        system = get_system(spec.name)
+        if "client" in _factory_params(system):
+            if client is None:
+                client = make_client()
+            retriever = system.build(bench.corpus, values, client=client)
+        else:
+            retriever = build_retriever(bench.corpus, spec.name, values)
+        run = retriever.search_many(list(queries), k)
+        if client is not None and "client" in _factory_params(system):
+            row = SystemResult.from_accounting(text, run, client.accounting, queryset.qrels,
+                                               account_as=getattr(retriever, "name", spec.name))
+        else:
+            row = SystemResult(text, run, Usage(), queryset.qrels)
+        row.n_queries = len(queries)
+        results.append(row)
+        by_round = getattr(retriever, "run_by_round", None)
+        if by_round and client is not None:  # ReAct: a row per reported round, with the calls up to it
+            for rnd in sorted(by_round)[:-1]:
+                partial = Usage()
+                for r in client.accounting.records:
+                    if r.system == retriever.name and r.qid in run and r.step <= rnd:
+                        partial.add(r)
+                results.insert(len(results) - 1, SystemResult(f"{text} @round {rnd}", by_round[rnd], partial,
+                                                              queryset.qrels, len(queries)))
+    return results, (client.accounting if client is not None else Accounting())
+
+
+def _factory_params(system) -> set[str]:
+    import inspect
+
+    return set(inspect.signature(system.factory).parameters)
+
+
+def cost_command(dataset: str, systems: Sequence[str], *, fmt: str = "rich", **kwargs: Any):
+    """The quality-and-cost table (rich Table or markdown text) of :func:`run_systems`."""
+    results, _accounting = run_systems(dataset, systems, **kwargs)
+    return cost_table(results, fmt=fmt)

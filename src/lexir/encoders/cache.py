@@ -1,0 +1,132 @@
+"""An on-disk embedding cache: SQLite, one float32 blob per (model, role, text).
+
+Layout: ``cache_dir()/embeddings/<model>/vectors.sqlite`` with a table ``vectors(key,
+vector)``; ``key`` is the sha256 of ``role + NUL + text`` (role ``query`` or ``passage``),
+so the same text encoded as a query and as a passage never collide, and the folder name
+keeps models apart. SQLite gives atomic, durable batches: :class:`CachedEncoder` encodes
+the missing texts in batches and commits each batch, so a run killed mid-way (even with
+``kill -9``) keeps every committed batch and the next run encodes only what is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from lexir.encoders.base import Encoder
+
+
+def text_key(role: str, text: str) -> str:
+    return hashlib.sha256(f"{role}\0{text}".encode()).hexdigest()
+
+
+def safe_name(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name) or "model"
+
+
+def default_folder(model: str) -> Path:
+    from lexir.pipeline import cache_dir
+
+    return cache_dir() / "embeddings" / safe_name(model)
+
+
+class EmbeddingCache:
+    """Vectors of one model, by text key. Safe to share between processes (SQLite locking)."""
+
+    def __init__(self, folder: str | Path, dim: int) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.path = self.folder / "vectors.sqlite"
+        self.dim = int(dim)
+        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB NOT NULL)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
+        row = self._db.execute("SELECT value FROM meta WHERE name='dim'").fetchone()
+        if row is None:
+            with self._db:
+                self._db.execute("INSERT OR IGNORE INTO meta VALUES ('dim', ?)", (str(self.dim),))
+        elif int(row[0]) != self.dim:
+            raise ValueError(f"embedding cache {self.path} holds {row[0]}-d vectors, not {self.dim}-d")
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):
+            part = unique[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for key, blob in self._db.execute(f"SELECT key, vector FROM vectors WHERE key IN ({marks})", part):
+                vec = np.frombuffer(blob, dtype=np.float32)
+                if vec.shape[0] == self.dim:  # a damaged row is re-encoded, not trusted
+                    found[key] = vec
+        return found
+
+    def put_many(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
+        """Store a batch in one transaction: all of it is durable, or none of it."""
+        rows = [(key, np.asarray(vec, dtype=np.float32).tobytes()) for key, vec in items]
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", rows)
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class CachedEncoder:
+    """An :class:`Encoder` that looks every text up in an :class:`EmbeddingCache` first.
+
+    Missing texts (deduplicated) are encoded ``flush_every`` at a time and committed after
+    each group. ``encoded`` counts the texts actually sent to the wrapped encoder.
+    """
+
+    def __init__(self, encoder: Encoder, cache: EmbeddingCache | None = None, flush_every: int = 256,
+                 progress: Callable[[int], None] | None = None) -> None:
+        self.encoder = encoder
+        self.name = encoder.name
+        self.dim = encoder.dim
+        self.cache = cache if cache is not None else EmbeddingCache(default_folder(encoder.name), encoder.dim)
+        self.flush_every = max(1, int(flush_every))
+        self.progress = progress
+        self.encoded = 0
+        self.hits = 0
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(list(texts), "query", self.encoder.encode_queries)
+
+    def encode_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(list(texts), "passage", self.encoder.encode_passages)
+
+    def _encode(self, texts: list[str], role: str, encode) -> np.ndarray:
+        keys = [text_key(role, t) for t in texts]
+        found = self.cache.get_many(keys)
+        missing: dict[str, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key not in found and key not in missing:
+                missing[key] = text
+        self.hits += len(texts) - sum(1 for k in keys if k in missing)
+        if self.progress and len(texts) > len(missing):
+            self.progress(len(texts) - len(missing))
+        # Grouped by length, so each committed group (and each batch inside it) is uniform.
+        todo = sorted(missing.items(), key=lambda kv: len(kv[1]))
+        for start in range(0, len(todo), self.flush_every):
+            part = todo[start:start + self.flush_every]
+            vectors = np.asarray(encode([t for _, t in part]), dtype=np.float32)
+            if vectors.shape != (len(part), self.dim):
+                raise ValueError(f"encoder {self.name} returned shape {vectors.shape} for {len(part)} texts")
+            self.cache.put_many(zip((k for k, _ in part), vectors, strict=True))
+            self.encoded += len(part)
+            for (key, _), vec in zip(part, vectors, strict=True):
+                found[key] = vec
+            if self.progress:
+                self.progress(len(part))
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, key in enumerate(keys):
+            out[i] = found[key]
+        return out

@@ -1,5 +1,6 @@
 """Experiment files: parsing, caching of runs, expected-score regressions, and the recorded results."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,8 @@ def test_recorded_results_reproduce(path, data_dir, tmp_path):
     exp = Experiment.from_file(path)
     if not exp.expected:
         pytest.skip("no recorded scores")
+    if exp.slow and not os.environ.get("LEXIR_SLOW_EXPERIMENTS"):
+        pytest.skip("marked slow (encodes a whole corpus); set LEXIR_SLOW_EXPERIMENTS=1 to reproduce")
     recorded = {system for scores in exp.expected.values() for system in scores}
     exp.systems = [s for s in exp.systems if s.name in recorded]
     if exp.baseline not in recorded:

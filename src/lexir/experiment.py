@@ -16,6 +16,7 @@ An experiment file (YAML)::
     expected:                                          # optional: recorded scores
       pl-exams/test: {bm25-raw: {nDCG@10: 0.521}}
     tolerance: 0.001
+    slow: false                                        # true: costly to reproduce (dense encoding)
 
 Runs are cached in the output folder under a key of system, parameters, corpus and query
 set, so a rerun recomputes only what changed. Expected scores, when recorded, are checked
@@ -78,6 +79,7 @@ class Experiment:
     tolerance: float = 1e-3
     depth: int = RUN_DEPTH
     output: Path = Path("results")
+    slow: bool = False  # reproduced by the test suite only on request (LEXIR_SLOW_EXPERIMENTS=1)
 
     @classmethod
     def from_file(cls, path: str | Path) -> Experiment:
@@ -146,6 +148,7 @@ class Experiment:
             name=str(raw.get("name", path.stem)), datasets=datasets, systems=systems, baseline=baseline,
             measures=measures, tests=tests, expected=raw.get("expected") or {},
             tolerance=float(raw.get("tolerance", 1e-3)), depth=int(raw.get("depth", RUN_DEPTH)), output=output,
+            slow=bool(raw.get("slow", False)),
         )
 
 

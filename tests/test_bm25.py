@@ -1,5 +1,6 @@
 import math
 
+import numpy as np
 import pytest
 
 from lexir.analysis import Analyzer
@@ -115,3 +116,20 @@ def test_peers_rank_the_gold_article(demo_bench):
         retriever = get_system(name).build(demo_bench.corpus)
         top = [d for d, _ in retriever.search("przygotowanie do popełnienia czynu zabronionego jest karalne", 10)]
         assert "kk::16" in top, name
+
+
+@pytest.mark.parametrize("method", ["lucene", "robertson", "atire", "bm25l", "bm25+"])
+def test_fast_matrix_build_equals_bm25s_own_build(demo_bench, monkeypatch, method):
+    """lexir builds bm25s's score matrix with whole-array numpy; it must be bm25s's, bit for bit."""
+    from lexir.retrieval import bm25 as module
+
+    analyzer = Analyzer.create("pl", "stem")
+    fast = BM25Retriever(analyzer, method=method, title_weight=2).index(demo_bench.corpus)
+    monkeypatch.setattr(module, "_FAST_BUILD", False)
+    slow = BM25Retriever(analyzer, method=method, title_weight=2).index(demo_bench.corpus)
+    for key in ("data", "indices", "indptr"):
+        assert np.array_equal(fast._bm25.scores[key], slow._bm25.scores[key]), (method, key)
+    if slow._bm25.nonoccurrence_array is not None:
+        assert np.array_equal(fast._bm25.nonoccurrence_array, slow._bm25.nonoccurrence_array)
+    queries = demo_bench.queries.queries[:30]
+    assert fast.search_many(queries) == slow.search_many(queries)

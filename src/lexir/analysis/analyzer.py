@@ -32,6 +32,7 @@ _HYPHEN_BREAK = re.compile(r"(\w)-\s*\n\s*(\w)")
 # order of magnitude faster than trying "(\w)" at every word character.
 _HYPHEN_HINT = re.compile(r"-\s*\n")
 _TOKEN = re.compile(r"[^\W_]+")
+_WORD = re.compile(r"\w+")  # the same tokens as _TOKEN in a text without "_", and a little faster
 _NORMALIZE = unicodedata.normalize
 
 
@@ -138,7 +139,7 @@ class Analyzer:
         text = _NORMALIZE("NFKC", text).casefold()
         if self.language == "el":
             text = _strip_accents(text).replace("ς", "σ")
-        found = _TOKEN.findall(text)
+        found = (_TOKEN if "_" in text else _WORD).findall(text)
         min_len = self.config.min_length
         if min_len > 1:  # every token of _TOKEN has at least one character
             found = [t for t in found if len(t) >= min_len]

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from array import array
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from itertools import count
+from itertools import chain, count
 from pathlib import Path
 
 import bm25s
@@ -27,14 +29,11 @@ METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 
 
 def corpus_fingerprint(corpus: Corpus) -> str:
+    """SHA-256 over every document's id, title and text (``id\0title\0text\1`` each, in order)."""
     digest = hashlib.sha256()
-    for doc in corpus:
-        digest.update(doc.id.encode())
-        digest.update(b"\0")
-        digest.update(doc.title.encode())
-        digest.update(b"\0")
-        digest.update(doc.text.encode())
-        digest.update(b"\1")
+    docs = corpus.documents if isinstance(corpus, Corpus) else list(corpus)
+    for start in range(0, len(docs), 1024):  # a few large updates instead of three per document
+        digest.update("".join([f"{d.id}\0{d.title}\0{d.text}\1" for d in docs[start:start + 1024]]).encode())
     return digest.hexdigest()
 
 
@@ -62,6 +61,7 @@ class BM25Retriever(Retriever):
         self.vocab: dict[str, int] = {}
         self.fingerprint = ""
         self._bm25: bm25s.BM25 | None = None
+        self._names: tuple[list[str], np.ndarray] | None = None  # doc_ids as an array, see _doc_names()
 
     # -- building ---------------------------------------------------------------------------
 
@@ -74,22 +74,44 @@ class BM25Retriever(Retriever):
     def index(self, corpus: Corpus, progress: Callable[[int], None] | None = None) -> BM25Retriever:
         # Term ids in order of first occurrence; the defaultdict hands out the next id to a new
         # term, so mapping a document's tokens to ids is one C-level map() instead of a Python loop.
+        # The ids of all documents go into one flat array (what the score matrix is built from).
         vocab: defaultdict[str, int] = defaultdict(count().__next__)
         term_id = vocab.__getitem__
-        document_tokens = self.document_tokens
-        ids_per_doc: list[list[int]] = []
-        append = ids_per_doc.append
+        analyzer, weight = self.analyzer, self.title_weight
+        term_ids, lengths = array("q"), array("q")
+        add_ids, add_length = term_ids.extend, lengths.append
+        # What document_tokens() does, with each distinct title analysed once: when documents
+        # are paragraphs, many share their article's heading.
+        titles: dict[str, list[str]] = {}
         for doc in corpus:
-            append(list(map(term_id, document_tokens(doc.title, doc.text))))
+            tokens = analyzer(doc.text)
+            if doc.title and weight > 0:
+                head = titles.get(doc.title)
+                if head is None:
+                    head = titles[doc.title] = analyzer(doc.title) * weight
+                tokens = head + tokens
+            add_ids(map(term_id, tokens))
+            add_length(len(tokens))
             if progress:
                 progress(1)
-        return self._index_ids(ids_per_doc, dict(vocab), corpus.ids, corpus_fingerprint(corpus))
+        return self._index_flat(np.frombuffer(term_ids, dtype=np.int64), np.frombuffer(lengths, dtype=np.int64),
+                                dict(vocab), corpus.ids, corpus_fingerprint(corpus))
 
     def _index_ids(self, ids_per_doc, vocab, doc_ids, fingerprint) -> BM25Retriever:
+        lengths = np.fromiter(map(len, ids_per_doc), dtype=np.int64, count=len(ids_per_doc))
+        term_ids = np.fromiter(chain.from_iterable(ids_per_doc), dtype=np.int64, count=int(lengths.sum()))
+        return self._index_flat(term_ids, lengths, vocab, doc_ids, fingerprint)
+
+    def _index_flat(self, term_ids: np.ndarray, lengths: np.ndarray, vocab, doc_ids, fingerprint) -> BM25Retriever:
+        """Index documents given as the concatenation of their term ids and their lengths."""
         # bm25s scores a query with no known term through an "empty" token; it must exist.
         vocab.setdefault("", len(vocab))
+        _cache_retrieval_kernel()
         engine = bm25s.BM25(k1=self.k1, b=self.b, method=self.method, backend="numba")
-        engine.index((ids_per_doc, vocab), show_progress=False)
+        if not _FAST_BUILD or not _build_score_matrix(engine, term_ids, lengths, vocab):
+            ends = np.cumsum(lengths).tolist()
+            ids_per_doc = [term_ids[start:end].tolist() for start, end in zip([0, *ends[:-1]], ends, strict=True)]
+            engine.index((ids_per_doc, vocab), show_progress=False)
         self._bm25, self.vocab, self.doc_ids, self.fingerprint = engine, vocab, list(doc_ids), fingerprint
         return self
 
@@ -142,20 +164,29 @@ class BM25Retriever(Retriever):
         docs, scores = self._bm25.retrieve(
             [queries[i] for i in todo], k=k, show_progress=False, n_threads=1, return_as="tuple"
         )
-        # A document matching no query term is not a result. Hits come best first, so the kept
-        # ones are usually a prefix of each row; whole rows convert to Python at once.
+        # Whole result matrices convert to Python at once (document numbers to ids by indexing
+        # an object array). A document matching no query term is not a result; hits come best
+        # first, so the kept ones are a prefix of each row unless scores can be negative.
+        names, values = self._doc_names()[docs].tolist(), scores.tolist()
         keep = scores > 0
         n_keep = keep.sum(axis=1).tolist()
         prefix = bool((keep[:, :-1] >= keep[:, 1:]).all())
-        doc_name = self.doc_ids.__getitem__
-        for row, (i, n, d, s) in enumerate(zip(todo, n_keep, docs.tolist(), scores.tolist(), strict=True)):
+        for row, (i, n, d, s) in enumerate(zip(todo, n_keep, names, values, strict=True)):
             if prefix:
-                out[i] = (list(map(doc_name, d[:n])), s[:n])
+                out[i] = (d[:n], s[:n]) if n < k else (d, s)
             else:
                 mask = keep[row].tolist()
-                out[i] = ([doc_name(x) for x, m in zip(d, mask, strict=True) if m],
+                out[i] = ([x for x, m in zip(d, mask, strict=True) if m],
                           [x for x, m in zip(s, mask, strict=True) if m])
         return out
+
+    def _doc_names(self) -> np.ndarray:
+        """``doc_ids`` as an object array, rebuilt whenever ``doc_ids`` is replaced."""
+        if self._names is None or self._names[0] is not self.doc_ids or len(self._names[1]) != len(self.doc_ids):
+            names = np.empty(len(self.doc_ids), dtype=object)
+            names[:] = self.doc_ids
+            self._names = (self.doc_ids, names)
+        return self._names[1]
 
     def scores(self, text: str) -> np.ndarray:
         """The BM25 score of every document (in corpus order) for ``text``."""
@@ -204,6 +235,7 @@ class BM25Retriever(Retriever):
             k1=meta["k1"], b=meta["b"], method=meta["method"],
             title_weight=meta["title_weight"], dedupe_query=meta["dedupe_query"],
         )
+        _cache_retrieval_kernel()
         engine = bm25s.BM25.load(str(folder), mmap=mmap, load_vocab=True)
         engine.backend = "numba"
         retriever._bm25 = engine
@@ -211,6 +243,113 @@ class BM25Retriever(Retriever):
         retriever.doc_ids = meta["doc_ids"]
         retriever.fingerprint = meta["fingerprint"]
         return retriever
+
+
+_KERNEL_CACHED = False
+
+
+def _cache_retrieval_kernel() -> None:
+    """Let bm25s's numba retrieval kernel use numba's on-disk cache.
+
+    bm25s compiles it without caching, so every new process (each `lexir search`) would pay
+    seconds of JIT before its first query; cached, only the first process ever does. The
+    compiled code is the same. Numba keeps the cache beside bm25s or in its user-wide cache
+    folder (``NUMBA_CACHE_DIR`` overrides). ``LEXIR_NUMBA_CACHE=0`` turns this off.
+    """
+    global _KERNEL_CACHED
+    if _KERNEL_CACHED or os.environ.get("LEXIR_NUMBA_CACHE") == "0":
+        return
+    _KERNEL_CACHED = True
+    try:
+        from bm25s.numba.retrieve_utils import _retrieve_internal_jitted_serial as kernel
+
+        kernel.enable_caching()
+    except (ImportError, AttributeError):  # another bm25s version: it simply compiles as before
+        pass
+
+
+# Build bm25s's score matrix with whole-array numpy operations instead of bm25s.BM25.index.
+# A switch so that the two can be compared; both give the same index, bit for bit.
+_FAST_BUILD = True
+
+
+def _build_score_matrix(engine: bm25s.BM25, term_ids: np.ndarray, lengths: np.ndarray, vocab: dict) -> bool:
+    """Fill ``engine`` as ``engine.index((ids_per_doc, vocab))`` would; False where it cannot.
+
+    bm25s counts terms and scores them document by document in Python, which costs more than
+    lexir's analysis of the text. This computes the same matrix (columns = terms, rows sorted
+    within a column) for all documents at once, with bm25s's own idf and term-frequency
+    functions applied to whole arrays: its per-document arithmetic (float32 counts, float64
+    length normalisation, float32 result) is elementwise, so the values are identical. That
+    holds under NumPy 2's promotion rules, where bm25s's float64 scalars promote float32 arrays
+    as float64 arrays do; under NumPy 1 (or a bm25s without these helpers) bm25s builds it.
+    """
+    try:
+        from bm25s.scoring import (
+            _build_nonoccurrence_array,
+            _select_idf_scorer,
+            _select_tfc_scorer,
+        )
+    except ImportError:
+        return False
+    n_docs, n_vocab = len(lengths), len(vocab)
+    if (
+        int(np.__version__.split(".")[0]) < 2
+        or n_docs == 0
+        or n_vocab >= 2**31
+        or np.dtype(engine.dtype) != np.float32
+        or not np.array_equal(np.sort(np.fromiter(vocab.values(), np.int64, n_vocab)), np.arange(n_vocab))
+        or (len(term_ids) and not 0 <= term_ids.min() <= term_ids.max() < n_vocab)
+    ):
+        return False
+    # One entry per (term, document) pair, term-major: the order of a CSC matrix. (np.unique
+    # with counts, done in place to keep fewer copies of the largest array alive.)
+    keys = term_ids * n_docs
+    keys += np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+    keys.sort()
+    first = np.empty(len(keys), dtype=bool)
+    first[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    del first
+    tf = np.diff(starts, append=len(keys)).astype(engine.dtype)
+    keys = keys[starts]
+    del starts
+    terms, docs = np.divmod(keys, n_docs)
+    del keys
+    terms, docs = terms.astype(np.int32), docs.astype(engine.int_dtype)
+    df = np.bincount(terms, minlength=n_vocab)
+    doc_frequencies = dict(enumerate(df.tolist()))
+    avg_doc_len = lengths.mean()  # as bm25s: the mean of an int64 array, a float64 scalar
+    compute_idf = _select_idf_scorer(engine.idf_method)
+    calculate_tfc = _select_tfc_scorer(engine.method)
+    nonoccurrence = None
+    if engine.method in engine.methods_requiring_nonoccurrence:
+        nonoccurrence = _build_nonoccurrence_array(
+            doc_frequencies=doc_frequencies, n_docs=n_docs, compute_idf_fn=compute_idf,
+            calculate_tfc_fn=calculate_tfc, l_d=avg_doc_len, l_avg=avg_doc_len,
+            k1=engine.k1, b=engine.b, delta=engine.delta, dtype=engine.dtype,
+        )
+    # bm25s's idf of every term (_build_idf_array), computed once per distinct document frequency.
+    distinct, which = np.unique(df, return_inverse=True)
+    idf = np.array([compute_idf(d, N=n_docs) if d else 0.0 for d in distinct.tolist()])[which].astype(engine.dtype)
+    tfc = calculate_tfc(tf_array=tf, l_d=lengths[docs], l_avg=avg_doc_len,
+                        k1=engine.k1, b=engine.b, delta=engine.delta)
+    scores = idf[terms] * tfc
+    if nonoccurrence is not None:
+        scores -= nonoccurrence[terms]
+    indptr = np.zeros(n_vocab + 1, dtype=np.int64)
+    np.cumsum(df, out=indptr[1:])
+    engine.scores = {
+        "data": scores.astype(engine.dtype),
+        "indices": docs,
+        "indptr": indptr,
+        "num_docs": n_docs,
+    }
+    engine.nonoccurrence_array = nonoccurrence
+    engine.vocab_dict = vocab
+    engine.unique_token_ids_set = set(vocab.values())
+    return True
 
 
 def make_analyzer(corpus: Corpus, language: str, mode: str, stopwords: bool, lemmatizer: str) -> Analyzer:

@@ -15,7 +15,6 @@ Splits are by exam year so that nothing tuned on earlier exams leaks into later 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from importlib import resources
@@ -24,7 +23,7 @@ from pathlib import Path
 from lexir.citations.polish import gold_from_orycore, parse_legal_basis
 from lexir.datasets.registry import Dataset, register
 from lexir.io.errors import FormatError
-from lexir.io.jsonl import field, read_jsonl
+from lexir.io.jsonl import field, read_json, read_jsonl
 from lexir.structure.polish import parse_code
 from lexir.types import Act, Benchmark, Corpus, Document, Query, QuerySet
 
@@ -47,12 +46,7 @@ def code_table() -> tuple[tuple[str, str, str], ...]:
 def read_code_file(path: str | Path) -> dict[str, str]:
     """A code file in the PolishLawLLM form: ``{"<article>": "<text>"}``."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FormatError(path, None, "file not found") from None
-    except json.JSONDecodeError as err:
-        raise FormatError(path, err.lineno, f"invalid JSON ({err.msg})") from None
+    data = read_json(path)
     if not isinstance(data, dict):
         raise FormatError(path, None, 'expected an object {"<article>": "<text>"}')
     for label, text in data.items():
@@ -151,12 +145,7 @@ def load_orycore_exam(path: str | Path, corpus: Corpus, fields: str = "question+
     (``art. 4541 k.c.`` is art. 454^1) and the parser has to guess them back.
     """
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FormatError(path, None, "file not found") from None
-    except json.JSONDecodeError as err:
-        raise FormatError(path, err.lineno, f"invalid JSON ({err.msg})") from None
+    data = read_json(path)
     items = data.get("questions") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise FormatError(path, None, "expected an object with a 'questions' list", field="questions")

@@ -28,7 +28,6 @@ Scoring (:func:`score_citations`)
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from pathlib import Path
 
 from lexir.citations.model import Citation
 from lexir.io.errors import FormatError
+from lexir.io.jsonl import read_jsonl
 from lexir.types import Benchmark, Query, QuerySet
 
 
@@ -64,22 +64,6 @@ class RefexDocument:
     meta: dict[str, object] = field(default_factory=dict)
 
 
-def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
-    rows = []
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise FormatError(path, number, f"not JSON: {exc.msg}") from None
-            if not isinstance(obj, dict):
-                raise FormatError(path, number, "expected a JSON object")
-            rows.append((number, obj))
-    return rows
-
-
 def _need(obj: Mapping, key: str, kind: type | tuple[type, ...], path: Path, line: int):
     if key not in obj:
         raise FormatError(path, line, "missing field", field=key)
@@ -98,12 +82,12 @@ def load_refex(folder: str | Path) -> list[RefexDocument]:
     folder = Path(folder)
     docs_path, ann_path = folder / "documents.jsonl", folder / "annotations.jsonl"
     docs: dict[str, RefexDocument] = {}
-    for line, obj in _read_jsonl(docs_path):
+    for line, obj in read_jsonl(docs_path):
         doc_id = _need(obj, "doc_id", str, docs_path, line)
         text = _need(obj, "text", str, docs_path, line)
         meta = {k: v for k, v in obj.items() if k not in ("doc_id", "text")}
         docs[doc_id] = RefexDocument(doc_id, text, [], meta)
-    for line, obj in _read_jsonl(ann_path):
+    for line, obj in read_jsonl(ann_path):
         doc_id = _need(obj, "doc_id", str, ann_path, line)
         if doc_id not in docs:
             raise FormatError(ann_path, line, f"unknown document {doc_id!r}", field="doc_id")

@@ -9,6 +9,19 @@ from pathlib import Path
 from lexir.io.errors import FormatError
 
 
+def read_json(path: str | Path):
+    """A whole JSON file; a missing or malformed one raises FormatError with the line."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FormatError(path, None, "file not found") from None
+    except UnicodeDecodeError as err:
+        raise FormatError(path, None, f"not UTF-8 text ({err.reason})") from None
+    except json.JSONDecodeError as err:
+        raise FormatError(path, err.lineno, f"invalid JSON ({err.msg})") from None
+
+
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for each non-empty line; a bad line raises FormatError."""
     path = Path(path)

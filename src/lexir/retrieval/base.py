@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from lexir.types import Corpus, Query, Run
 
 
@@ -34,6 +36,17 @@ class Retriever(ABC):
             if progress:
                 progress(1)
         return run
+
+
+def top_scores(scores: np.ndarray, doc_ids: Sequence[str], k: int) -> list[tuple[str, float]]:
+    """The best ``k`` documents of a full score vector, best first (ties by position); a
+    document scoring zero or less matched nothing and is not a result."""
+    k = min(k, len(doc_ids))
+    if k <= 0:
+        return []
+    best = np.argpartition(-scores, k - 1)[:k]
+    best = best[np.lexsort((best, -scores[best]))]
+    return [(doc_ids[i], float(scores[i])) for i in best if scores[i] > 0]
 
 
 @dataclass

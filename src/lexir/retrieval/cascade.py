@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from lexir.retrieval.base import Retriever, register_system
+from lexir.retrieval.base import Retriever, register_system, top_scores
 from lexir.retrieval.bm25 import BM25Retriever
 from lexir.types import Corpus, Document, Query, Run, ranked
 
@@ -39,12 +39,7 @@ class CascadeRetriever(Retriever):
         if self.act_weight:
             prior = act_scores / act_scores.max()
             scores = scores + self.act_weight * scores.max() * prior[self.doc_act] * (scores > 0)
-        scores = np.where(allowed[self.doc_act], scores, 0.0)
-        k = min(k, len(scores))
-        best = np.argpartition(-scores, k - 1)[:k]
-        best = best[np.lexsort((best, -scores[best]))]
-        ids = self.articles.doc_ids
-        return [(ids[i], float(scores[i])) for i in best if scores[i] > 0]
+        return top_scores(np.where(allowed[self.doc_act], scores, 0.0), self.articles.doc_ids, k)
 
 
 class ExplicitReferences(Retriever):

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 
-from lexir.retrieval.base import Retriever, register_system
+from lexir.retrieval.base import Retriever, register_system, top_scores
 from lexir.retrieval.bm25 import BM25Retriever
-from lexir.types import Corpus, Query, Run
+from lexir.types import Corpus
 
 
 def weighted_scores(bm25: BM25Retriever, weights: dict[int, float]) -> np.ndarray:
@@ -57,21 +57,7 @@ class FeedbackBM25(Retriever):
             return []
         first = self.bm25.search_ids([query], max(k, self.docs))[0]
         weights = self.expand(query, first[:self.docs])
-        scores = weighted_scores(self.bm25, weights)
-        k = min(k, len(scores))
-        best = np.argpartition(-scores, k - 1)[:k]
-        best = best[np.lexsort((best, -scores[best]))]
-        ids = self.bm25.doc_ids
-        return [(ids[i], float(scores[i])) for i in best if scores[i] > 0]
-
-    def search_many(self, queries: Sequence[Query], k: int = 100,
-                    progress: Callable[[int], None] | None = None) -> Run:
-        run: Run = {}
-        for query in queries:
-            run[query.id] = dict(self.search(query.text, k))
-            if progress:
-                progress(1)
-        return run
+        return top_scores(weighted_scores(self.bm25, weights), self.bm25.doc_ids, k)
 
 
 def tfidf_expansion(retriever: FeedbackBM25, terms: int, term_weight: float):

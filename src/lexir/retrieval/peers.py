@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lexir.retrieval.base import Retriever, register_system
+from lexir.retrieval.base import Retriever, register_system, top_scores
 from lexir.types import Corpus
 
 
@@ -30,7 +30,7 @@ class BM25sDefault(Retriever):
         if not tokens:
             return []
         scores = self.engine.get_scores(tokens)
-        return _top(scores, self.doc_ids, k)
+        return top_scores(scores, self.doc_ids, k)
 
 
 class RankBM25(Retriever):
@@ -48,14 +48,7 @@ class RankBM25(Retriever):
         tokens = text.lower().split()
         if not tokens:
             return []
-        return _top(np.asarray(self.engine.get_scores(tokens)), self.doc_ids, k)
-
-
-def _top(scores: np.ndarray, doc_ids: list[str], k: int) -> list[tuple[str, float]]:
-    k = min(k, len(doc_ids))
-    best = np.argpartition(-scores, k - 1)[:k]
-    best = best[np.lexsort((best, -scores[best]))]
-    return [(doc_ids[i], float(scores[i])) for i in best if scores[i] > 0]
+        return top_scores(np.asarray(self.engine.get_scores(tokens)), self.doc_ids, k)
 
 
 @register_system("bm25s-default", "peer: bm25s with its default tokenizer", k1=1.5, b=0.75)

@@ -425,7 +425,7 @@ def run_bm25s(job: dict) -> dict:
 def run_rank_bm25(job: dict) -> dict:
     from rank_bm25 import BM25Okapi
 
-    from lexir.retrieval.peers import _top  # what lexir's rank-bm25 peer does with the scores
+    from lexir.retrieval.base import top_scores  # what lexir's rank-bm25 peer does with the scores
 
     doc_tokens, query_tokens = _pretokenise(job)
     known = set().union(*doc_tokens)
@@ -445,7 +445,7 @@ def run_rank_bm25(job: dict) -> dict:
         engine = build(lambda: BM25Okapi(doc_tokens, k1=K1, b=B))
     # One pass only: it is slow, and there is no JIT to warm up.
     gc.collect()
-    result = search(lambda: [_top(engine.get_scores(terms), doc_names, k) if terms else [] for terms in query_terms])
+    result = search(lambda: [top_scores(engine.get_scores(terms), doc_names, k) if terms else [] for terms in query_terms])
     mem = memory.result()
     top = {name: hits[:10] for name, hits in zip(query_names, result, strict=True)}
     return {"build": build.result(), "search": search.result(), "n_queries": len(query_terms),

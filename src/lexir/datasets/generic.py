@@ -45,23 +45,21 @@ def load_corpus(
         loaded = registry.load(spec, data_dir)
         corpus = loaded.corpus if hasattr(loaded, "corpus") else loaded
         if language:
-            corpus.language = normalise_language(language)
+            corpus = corpus.with_language(normalise_language(language))
         return corpus
     path = Path(spec)
     if not path.exists():
         raise FormatError(path, None, "no such file or folder")
     corpus = _corpus_from_path(path)
     if language:
-        corpus.language = normalise_language(language)
-    else:
-        sample = [d.text for d in corpus.documents[:200]]
-        code, confidence = detect_language(sample)
-        if code == "unk":
-            raise FormatError(path, None, "cannot detect the corpus language; pass --language")
-        corpus.language = code
-        if notify:
-            notify(f"detected language {code!r} for {path} (confidence {confidence:.2f}); override with --language")
-    return corpus
+        return corpus.with_language(normalise_language(language))
+    sample = [d.text for d in corpus.documents[:200]]
+    code, confidence = detect_language(sample)
+    if code == "unk":
+        raise FormatError(path, None, "cannot detect the corpus language; pass --language")
+    if notify:
+        notify(f"detected language {code!r} for {path} (confidence {confidence:.2f}); override with --language")
+    return corpus.with_language(code)
 
 
 def _corpus_from_path(path: Path) -> Corpus:

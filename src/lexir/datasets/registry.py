@@ -72,7 +72,9 @@ class Dataset:
             check = file_status(f, root, hash_it=verify)
             if check != "ok":
                 raise DatasetError(f"dataset {self.name!r}: file {f.path} is {check}: {f.obtain_hint(root)}")
-        return _cached_load(self.name, str(root))
+        loaded = _cached_load(self.name, str(root))
+        # The cache keeps one parsed copy; every caller gets its own object over it.
+        return loaded.copy() if hasattr(loaded, "copy") else loaded
 
 
 _REGISTRY: dict[str, Dataset] = {}
@@ -100,6 +102,8 @@ def names() -> list[str]:
 
 
 def load(name: str, data_dir: str | Path | None = None) -> Any:
+    """The dataset's content (a Corpus, a Benchmark, ...): a new object on every call, so what
+    one caller does with it never reaches another (the parsed content behind it is cached)."""
     return get(name).load(data_dir)
 
 

@@ -16,18 +16,16 @@ from lexir.structure.greek import load_greek_statutes
 from lexir.types import Act, Corpus, Document
 
 
-def corpus_of(name: str, acts: list[Act], language: str) -> Corpus:
+def corpus_of(name: str, acts: list[Act], language: str, parse_errors=()) -> Corpus:
     docs = [Document(a.id, a.text, a.title) for act in acts for a in act.articles]
-    return Corpus(name, docs, language=language, acts=acts)
+    return Corpus(name, docs, language=language, acts=acts, parse_errors=parse_errors)
 
 
 def load_german_laws(tar_path: str | Path, limit: int | None = None, name: str = "de-gesetze") -> Corpus:
     acts, errors = [], []
     for _path, result in iter_law_files(tar_path, limit):
         (errors if isinstance(result, ParseError) else acts).append(result)
-    corpus = corpus_of(name, acts, "de")
-    corpus.parse_errors = errors
-    return corpus
+    return corpus_of(name, acts, "de", errors)
 
 
 def _load_de_gesetze(data_dir: Path) -> Corpus:

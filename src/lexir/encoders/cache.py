@@ -18,20 +18,15 @@ from pathlib import Path
 import numpy as np
 
 from lexir.encoders.base import Encoder
+from lexir.io.paths import cache_dir, safe_name
 
 
 def text_key(role: str, text: str) -> str:
     return hashlib.sha256(f"{role}\0{text}".encode()).hexdigest()
 
 
-def safe_name(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name) or "model"
-
-
 def default_folder(model: str) -> Path:
-    from lexir.pipeline import cache_dir
-
-    return cache_dir() / "embeddings" / safe_name(model)
+    return cache_dir() / "embeddings" / safe_name(model, "model")
 
 
 class EmbeddingCache:

@@ -141,11 +141,9 @@ class LLMRetriever(Retriever):
 
 def build_sub(corpus: Corpus, spec_text: str) -> Retriever:
     """A retriever for a system spec such as ``bm25(mode=stem)`` (through the pipeline's cache)."""
-    from lexir.pipeline import build_retriever
-    from lexir.retrieval.spec import parse_spec
+    from lexir.retrieval.build import build_spec
 
-    spec = parse_spec(spec_text)
-    return build_retriever(corpus, spec.name, spec.param_dict)
+    return build_spec(corpus, spec_text)
 
 
 def dense_available() -> bool:

@@ -86,7 +86,7 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
 
 
 def default_cache_path() -> Path:
-    from lexir.pipeline import cache_dir
+    from lexir.io.paths import cache_dir
 
     return cache_dir() / "llm" / "calls.sqlite"
 

@@ -27,6 +27,7 @@ from typing import Any
 from lexir.llm import parsing
 from lexir.llm.accounting import Usage
 from lexir.llm.base import LLMRetriever, build_sub, clip
+from lexir.io.paths import cache_dir, safe_name
 from lexir.llm.client import LLMClient
 from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.bm25 import corpus_fingerprint
@@ -38,10 +39,7 @@ FIELDS = ("summary", "theme", "concepts", "questions")
 
 
 def default_path(corpus: Corpus) -> Path:
-    from lexir.pipeline import cache_dir
-
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in corpus.name) or "corpus"
-    return cache_dir() / "surrogates" / f"{safe}-{corpus_fingerprint(corpus)[:16]}.jsonl"
+    return cache_dir() / "surrogates" / f"{safe_name(corpus.name, 'corpus')}-{corpus.fingerprint[:16]}.jsonl"
 
 
 @dataclass

@@ -99,7 +99,7 @@ def act_corpus(corpus: Corpus) -> Corpus:
 @register_system("cascade", "act-scoped cascade: BM25 over pooled acts, keep the top 40, then BM25 articles",
                  acts=40, act_weight=0.0, k1=1.2, b=0.75, mode="raw", language="")
 def build_cascade(corpus: Corpus, *, acts, act_weight, k1, b, mode, language, progress=None) -> CascadeRetriever:
-    from lexir.pipeline import build_retriever
+    from lexir.retrieval.build import build_retriever
 
     params = {"k1": k1, "b": b, "mode": mode, "language": language}
     articles = build_retriever(corpus, "bm25", params, progress=progress)
@@ -110,9 +110,7 @@ def build_cascade(corpus: Corpus, *, acts, act_weight, k1, b, mode, language, pr
 @register_system("explicit", "any system with the articles the query cites itself ranked first",
                  base="bm25", language="")
 def build_explicit(corpus: Corpus, *, base, language, progress=None) -> ExplicitReferences:
-    from lexir.pipeline import build_retriever
-    from lexir.retrieval.spec import parse_spec
+    from lexir.retrieval.build import build_spec
 
-    spec = parse_spec(base)
-    return ExplicitReferences(build_retriever(corpus, spec.name, spec.param_dict, progress=progress), corpus,
+    return ExplicitReferences(build_spec(corpus, base, progress=progress), corpus,
                               language or corpus.language)

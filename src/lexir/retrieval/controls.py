@@ -69,11 +69,9 @@ def build_random(corpus: Corpus, *, seed) -> Control:
 @register_system("oracle", "control: the gold articles injected first, then the base system's ranking",
                  base="bm25", seed=0)
 def build_oracle(corpus: Corpus, *, base, seed, qrels=None) -> Control:
-    from lexir.pipeline import build_retriever
-    from lexir.retrieval.spec import parse_spec
+    from lexir.retrieval.build import build_spec
 
-    spec = parse_spec(base)
-    return Control(corpus, qrels, seed, "oracle", build_retriever(corpus, spec.name, spec.param_dict))
+    return Control(corpus, qrels, seed, "oracle", build_spec(corpus, base))
 
 
 @register_system("oracle-act", "control: random articles of the gold article's act (right act, random articles)",

@@ -97,7 +97,7 @@ def rm3_expansion(retriever: FeedbackBM25, terms: int, orig_weight: float):
 
 
 def _base(corpus: Corpus, params: dict, progress) -> BM25Retriever:
-    from lexir.pipeline import build_retriever
+    from lexir.retrieval.build import build_retriever
 
     return build_retriever(corpus, "bm25", params, progress=progress)
 

@@ -77,9 +77,9 @@ def parse_weights(text: str, n: int) -> list[float]:
 
 
 def build_parts(corpus: Corpus, specs: list[Spec], progress=None) -> list[Retriever]:
-    from lexir.pipeline import build_retriever  # the pipeline imports systems; import late
+    from lexir.retrieval.build import build_spec
 
-    return [build_retriever(corpus, spec.name, spec.param_dict, progress=None) for spec in specs]
+    return [build_spec(corpus, str(spec)) for spec in specs]
 
 
 class FusedRetriever(Retriever):

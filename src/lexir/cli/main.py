@@ -129,9 +129,9 @@ def _corpus(corpus: str, language: str | None, data_dir):
 
 
 def _retriever(corp, system: str, params: list[str], index: Path | None = None, cache: bool = True, **context):
-    from lexir.retrieval.build import build_retriever
     from lexir.retrieval.base import parse_params
     from lexir.retrieval.bm25 import BM25Retriever, corpus_fingerprint
+    from lexir.retrieval.build import build_retriever
 
     if index is not None:
         retriever = BM25Retriever.load(index)

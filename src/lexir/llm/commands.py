@@ -52,8 +52,8 @@ def run_systems(dataset: str, systems: Sequence[str], *, params: Mapping[str, Ma
     returned :class:`Accounting` holds every call; non-LLM systems cost nothing.
     """
     from lexir.datasets import registry
-    from lexir.retrieval.build import build_retriever
     from lexir.retrieval.base import get_system
+    from lexir.retrieval.build import build_retriever
     from lexir.retrieval.spec import parse_spec
 
     bench = registry.load(dataset, data_dir)

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lexir.io.paths import cache_dir, safe_name
 from lexir.llm import parsing
 from lexir.llm.accounting import Usage
 from lexir.llm.base import LLMRetriever, build_sub, clip
-from lexir.io.paths import cache_dir, safe_name
 from lexir.llm.client import LLMClient
 from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.bm25 import corpus_fingerprint

@@ -45,19 +45,14 @@ from lexir.evaluation import (
     to_markdown,
 )
 from lexir.io import read_run, write_run
-from lexir.pipeline import RUN_DEPTH, build_retriever, retrieve
-from lexir.retrieval.base import get_system
-from lexir.retrieval.bm25 import corpus_fingerprint
+from lexir.retrieval.base import RUN_DEPTH, get_system
+from lexir.retrieval.build import build_retriever
 from lexir.retrieval.spec import Spec, expand_names
 from lexir.types import QuerySet
 
 
 class ExperimentError(ValueError):
     pass
-
-
-# Parameters whose value names other systems (spec lists): fusion parts, a control's base.
-COMPOSITE_KEYS = ("systems", "base")
 
 
 @dataclass
@@ -124,7 +119,9 @@ class Experiment:
             try:
                 # Composite systems may name entries above them; the names become full specs
                 # so that a run's cache key changes whenever a part's parameters do.
-                params = {k: expand_names(str(v), named) if k in COMPOSITE_KEYS else v for k, v in params.items()}
+                # Which parameters name systems is the system's own declaration (lexir systems).
+                composite = get_system(system).spec_params()
+                params = {k: expand_names(str(v), named) if k in composite else v for k, v in params.items()}
                 get_system(system).resolve(params)
             except ValueError as err:
                 fail(f"systems[{i}]", str(err))
@@ -178,7 +175,7 @@ def run_experiment(
         queries = bench.queries.split(split)
         key = f"{dataset}/{split or 'all'}"
         folder = exp.output / "runs" / key.replace("/", "__")
-        corpus_fp = corpus_fingerprint(bench.corpus)
+        corpus_fp = bench.corpus.fingerprint
         query_fp = queryset_fingerprint(queries)
         runs, paths, reused = {}, {}, []
         for entry in exp.systems:
@@ -195,7 +192,7 @@ def run_experiment(
                 log(f"{key}: running {entry.name} ({entry.system} {changed or 'defaults'})")
                 retriever = build_retriever(bench.corpus, entry.system, entry.params, qrels=queries.qrels)
                 progress = progress_factory(entry.name, len(queries)) if progress_factory else None
-                runs[entry.name] = retrieve(retriever, queries.queries, exp.depth, progress)
+                runs[entry.name] = retriever.search_many(queries.queries, exp.depth, progress)
                 write_run(runs[entry.name], path, tag=entry.name, k=exp.depth)
             paths[entry.name] = path
         comparison = compare(runs, queries.qrels, exp.baseline, measures=exp.measures, tests=exp.tests)

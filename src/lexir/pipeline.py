@@ -9,11 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from lexir.io.paths import cache_dir
-from lexir.retrieval.base import Retriever
+from lexir.retrieval.base import RUN_DEPTH, Retriever
 from lexir.retrieval.build import CACHE_MARKER, INDEX_FORMAT, build_retriever, build_spec, index_key
 from lexir.types import Query, Run
-
-RUN_DEPTH = 100
 
 __all__ = ["CACHE_MARKER", "INDEX_FORMAT", "RUN_DEPTH", "build_retriever", "build_spec", "cache_dir", "index_key",
            "retrieve"]

@@ -120,9 +120,6 @@ class LLMRetriever(Retriever):
 
     # -- running --------------------------------------------------------------------------------
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
-        return self.search_query(Query("query", text), k)
-
     def search_query(self, query: Query, k: int) -> list[tuple[str, float]]:
         raise NotImplementedError
 

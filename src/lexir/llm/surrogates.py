@@ -205,9 +205,6 @@ class _Skipping(Retriever):
     def __init__(self, inner: Retriever, empty: set[str], name: str) -> None:
         self.inner, self.empty, self.name = inner, empty, name
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
-        return [(d, s) for d, s in self.inner.search(text, k) if d not in self.empty]
-
     def search_many(self, queries, k=100, progress=None) -> Run:
         run = self.inner.search_many(queries, k, progress)
         return {q: {d: s for d, s in res.items() if d not in self.empty} for q, res in run.items()}
@@ -312,17 +309,9 @@ class DTFRetriever(Retriever):
         acts = named_acts(text) if self.act_prior else set()
         return ranked(dtf_rescore(text, lists, fused, self.concepts, acts, **self.params))[:k]
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
-        return self._one(text, [dict(p.search(text, self.depth)) for p in self.parts], k)
-
     def search_many(self, queries: Sequence[Query], k: int = 100, progress=None) -> Run:
         runs = [p.search_many(list(queries), self.depth) for p in self.parts]
-        out: Run = {}
-        for q in queries:
-            out[q.id] = dict(self._one(q.text, [r.get(q.id, {}) for r in runs], k))
-            if progress:
-                progress(1)
-        return out
+        return self.each(queries, lambda q: self._one(q.text, [r.get(q.id, {}) for r in runs], k), progress)
 
 
 @register_system("dtf", "dense + text BM25 + coverage retriever, weighted RRF (1.0, 0.7, 1.0; k0=20), then a "

@@ -17,22 +17,44 @@ from typing import Any
 
 import numpy as np
 
-from lexir.types import Corpus, Query, Run
+from lexir.retrieval.params import Param, declare
+from lexir.types import Corpus, Query, Run, ranked
+
+# How many results a run keeps per query, unless told otherwise (TREC's customary 100).
+RUN_DEPTH = 100
+
+# The id the one-question wrapper gives its question; no retriever makes up ids of its own.
+SEARCH_QID = "search"
 
 
 class Retriever(ABC):
+    """What every system is. A retriever implements one method, :meth:`search_many`; one
+    question through :meth:`search` is a batch of one. Retrievers that score one question
+    at a time build their batch with :meth:`each`, which also reports progress."""
+
     name: str = "retriever"
 
     @abstractmethod
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
-        """Best ``k`` documents for ``text``; an empty or all-stopword query gives ``[]``."""
-
     def search_many(
         self, queries: Sequence[Query], k: int = 100, progress: Callable[[int], None] | None = None
     ) -> Run:
+        """The best ``k`` documents of each query; ``progress(n)`` after every ``n`` answered.
+        An empty or all-stopword query gets an empty result, never an error."""
+
+    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
+        """Best ``k`` documents for ``text``, best first."""
+        return ranked(self.search_many([Query(SEARCH_QID, text)], k).get(SEARCH_QID, {}))
+
+    @staticmethod
+    def each(
+        queries: Sequence[Query],
+        one: Callable[[Query], Iterable[tuple[str, float]]],
+        progress: Callable[[int], None] | None = None,
+    ) -> Run:
+        """A run from answering the queries one by one with ``one(query)``."""
         run: Run = {}
         for query in queries:
-            run[query.id] = dict(self.search(query.text, k))
+            run[query.id] = dict(one(query))
             if progress:
                 progress(1)
         return run
@@ -51,21 +73,30 @@ def top_scores(scores: np.ndarray, doc_ids: Sequence[str], k: int) -> list[tuple
 
 @dataclass
 class System:
-    """A named way to build a retriever over a corpus, with its parameters' defaults."""
+    """A named way to build a retriever over a corpus, with its typed parameters."""
 
     name: str
     factory: Callable[..., Retriever]
     description: str
-    defaults: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Param] = field(default_factory=dict)
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return {key: p.default for key, p in self.params.items()}
+
+    def spec_params(self) -> dict[str, str]:
+        """Parameters whose value names other systems: name -> SPEC or SPEC_LIST."""
+        return {key: p.names_systems for key, p in self.params.items() if p.names_systems}
 
     def resolve(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """The full parameter set: defaults overridden by ``params``, each coerced to its type."""
-        values = dict(self.defaults)
+        """The full parameter set: defaults overridden by ``params``, each coerced to its type
+        and checked against its allowed values."""
+        values = self.defaults
         for key, value in (params or {}).items():
-            if key not in self.defaults:
-                valid = ", ".join(sorted(self.defaults)) or "(none)"
+            if key not in self.params:
+                valid = ", ".join(sorted(self.params)) or "(none)"
                 raise ValueError(f"system {self.name!r} has no parameter {key!r}; valid: {valid}")
-            values[key] = coerce(value, self.defaults[key], key)
+            values[key] = self.params[key].coerce(value, key)
         return values
 
     def build(self, corpus: Corpus, params: Mapping[str, Any] | None = None, **context) -> Retriever:
@@ -84,7 +115,8 @@ def register_system(name: str, description: str, **defaults: Any):
     def wrap(factory: Callable[..., Retriever]) -> Callable[..., Retriever]:
         if name in _SYSTEMS:
             raise ValueError(f"system {name!r} registered twice")
-        _SYSTEMS[name] = System(name, factory, description, dict(defaults))
+        _SYSTEMS[name] = System(name, factory, description,
+                                {key: declare(key, value) for key, value in defaults.items()})
         return factory
 
     return wrap
@@ -144,20 +176,4 @@ def parse_params(pairs: Iterable[str]) -> dict[str, str]:
 
 def coerce(value: Any, default: Any, key: str) -> Any:
     """Turn a command-line string into the type of the parameter's default."""
-    if not isinstance(value, str) or isinstance(default, str) or default is None:
-        return value
-    try:
-        if isinstance(default, bool):
-            lowered = value.lower()
-            if lowered in ("1", "true", "yes", "on"):
-                return True
-            if lowered in ("0", "false", "no", "off"):
-                return False
-            raise ValueError
-        if isinstance(default, int):
-            return int(value)
-        if isinstance(default, float):
-            return float(value)
-    except ValueError:
-        raise ValueError(f"parameter {key}={value!r}: expected {type(default).__name__}") from None
-    return value
+    return Param(default).coerce(value, key)

@@ -126,9 +126,6 @@ class BM25Retriever(Retriever):
             return list(ids)
         return [i for i in map(vocab.get, tokens) if i is not None]
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
-        return self.search_ids([self.query_ids(text)], k)[0]
-
     def search_many(
         self, queries: Sequence[Query], k: int = 100, progress: Callable[[int], None] | None = None
     ) -> Run:

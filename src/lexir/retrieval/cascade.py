@@ -28,7 +28,11 @@ class CascadeRetriever(Retriever):
         act_index = {act: i for i, act in enumerate(acts.doc_ids)}
         self.doc_act = np.array([act_index[doc.act] for doc in corpus], dtype=np.int64)
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
+    def search_many(self, queries: Sequence[Query], k: int = 100,
+                    progress: Callable[[int], None] | None = None) -> Run:
+        return self.each(queries, lambda q: self._one(q.text, k), progress)
+
+    def _one(self, text: str, k: int) -> list[tuple[str, float]]:
         act_scores = np.asarray(self.acts.scores(text), dtype=np.float64)
         if not act_scores.any():
             return []
@@ -72,18 +76,10 @@ class ExplicitReferences(Retriever):
         rest = [(d, s) for d, s in ranked(results) if d not in promoted]
         return dict(list(promoted.items()) + rest[: max(0, k - len(promoted))])
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
-        return ranked(self.promote(text, dict(self.base.search(text, k)), k))
-
     def search_many(self, queries: Sequence[Query], k: int = 100,
                     progress: Callable[[int], None] | None = None) -> Run:
         run = self.base.search_many(queries, k)
-        out: Run = {}
-        for query in queries:
-            out[query.id] = self.promote(query.text, run.get(query.id, {}), k)
-            if progress:
-                progress(1)
-        return out
+        return self.each(queries, lambda q: self.promote(q.text, run.get(q.id, {}), k).items(), progress)
 
 
 def act_corpus(corpus: Corpus) -> Corpus:
@@ -97,13 +93,14 @@ def act_corpus(corpus: Corpus) -> Corpus:
 
 
 @register_system("cascade", "act-scoped cascade: BM25 over pooled acts, keep the top 40, then BM25 articles",
-                 acts=40, act_weight=0.0, k1=1.2, b=0.75, mode="raw", language="")
-def build_cascade(corpus: Corpus, *, acts, act_weight, k1, b, mode, language, progress=None) -> CascadeRetriever:
-    from lexir.retrieval.build import build_retriever
+                 acts=40, act_weight=0.0, bm25="bm25")
+def build_cascade(corpus: Corpus, *, acts, act_weight, bm25, progress=None) -> CascadeRetriever:
+    from lexir.retrieval.build import build_spec
 
-    params = {"k1": k1, "b": b, "mode": mode, "language": language}
-    articles = build_retriever(corpus, "bm25", params, progress=progress)
-    pooled = build_retriever(act_corpus(corpus), "bm25", params)
+    articles = build_spec(corpus, bm25, progress=progress)
+    pooled = build_spec(act_corpus(corpus), bm25)
+    if not isinstance(articles, BM25Retriever):
+        raise ValueError(f"the cascade needs a bm25 system as its bm25 parameter, got {bm25!r}")
     return CascadeRetriever(articles, pooled, corpus, int(acts), float(act_weight))
 
 

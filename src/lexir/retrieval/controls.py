@@ -35,9 +35,6 @@ class Control(Retriever):
         for doc in corpus:
             self.by_act.setdefault(doc.act, []).append(doc.id)
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
-        raise ValueError(f"the {self.name} control ranks by query id; use it through run/experiment")
-
     def rank(self, query: Query, k: int, base_results: dict[str, float]) -> list[str]:
         rng = _rng(self.seed, query.id)
         gold = [d for d, g in self.qrels.get(query.id, {}).items() if g > 0 and d in self.corpus]
@@ -52,13 +49,12 @@ class Control(Retriever):
     def search_many(self, queries: Sequence[Query], k: int = 100,
                     progress: Callable[[int], None] | None = None) -> Run:
         base_run = self.base.search_many(queries, k) if self.base is not None else {}
-        run: Run = {}
-        for query in queries:
+
+        def one(query: Query) -> list[tuple[str, float]]:
             ids = self.rank(query, k, base_run.get(query.id, {}))
-            run[query.id] = {doc: float(len(ids) - i) for i, doc in enumerate(ids)}
-            if progress:
-                progress(1)
-        return run
+            return [(doc, float(len(ids) - i)) for i, doc in enumerate(ids)]
+
+        return self.each(queries, one, progress)
 
 
 @register_system("random", "control: k articles drawn at random (seeded by query id)", seed=0)

@@ -172,11 +172,6 @@ class DenseRetriever(Retriever):
         """Hook for query-vector rewriting before the final search (Rocchio overrides it)."""
         return query_vectors
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
-        if not text or not text.strip():
-            return []
-        return self.search_vectors(self.encode_query(text)[None, :], k)[0]
-
     def search_many(
         self, queries: Sequence[Query], k: int = 100, progress: Callable[[int], None] | None = None
     ) -> Run:

@@ -22,7 +22,7 @@ import numpy as np
 
 from lexir.retrieval.base import Retriever, register_system, top_scores
 from lexir.retrieval.bm25 import BM25Retriever
-from lexir.types import Corpus
+from lexir.types import Corpus, Run
 
 
 def weighted_scores(bm25: BM25Retriever, weights: dict[int, float]) -> np.ndarray:
@@ -51,7 +51,10 @@ class FeedbackBM25(Retriever):
         vocab = self.bm25.vocab
         return Counter(vocab[t] for t in self.bm25.document_tokens(doc.title, doc.text) if t in vocab)
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
+    def search_many(self, queries, k: int = 100, progress=None) -> Run:
+        return self.each(queries, lambda q: self._one(q.text, k), progress)
+
+    def _one(self, text: str, k: int) -> list[tuple[str, float]]:
         query = self.bm25.query_ids(text)
         if not query:
             return []
@@ -96,30 +99,30 @@ def rm3_expansion(retriever: FeedbackBM25, terms: int, orig_weight: float):
     return expand
 
 
-def _base(corpus: Corpus, params: dict, progress) -> BM25Retriever:
-    from lexir.retrieval.build import build_retriever
+def _base(corpus: Corpus, spec: str, progress) -> BM25Retriever:
+    from lexir.retrieval.build import build_spec
 
-    return build_retriever(corpus, "bm25", params, progress=progress)
-
-
-BM25_KEYS = ("k1", "b", "mode", "language")
+    retriever = build_spec(corpus, spec, progress=progress)
+    if not isinstance(retriever, BM25Retriever):
+        raise ValueError(f"feedback needs a bm25 system as its bm25 parameter, got {spec!r}")
+    return retriever
 
 
 @register_system("bm25-prf", "BM25 with TF-IDF pseudo-relevance feedback (top 10 docs, 30 terms)",
-                 docs=10, terms=30, term_weight=1.0, k1=1.2, b=0.75, mode="raw", language="")
-def build_prf(corpus: Corpus, *, docs, terms, term_weight, k1, b, mode, language, progress=None) -> FeedbackBM25:
-    bm25 = _base(corpus, {"k1": k1, "b": b, "mode": mode, "language": language}, progress)
+                 docs=10, terms=30, term_weight=1.0, bm25="bm25")
+def build_prf(corpus: Corpus, *, docs, terms, term_weight, bm25, progress=None) -> FeedbackBM25:
+    bm25 = _base(corpus, bm25, progress)
     retriever = FeedbackBM25(bm25, corpus, lambda q, t: {}, docs, "bm25-prf")
     retriever.expand = tfidf_expansion(retriever, terms, term_weight)
     return retriever
 
 
 @register_system("bm25-rm3", "BM25 with RM3 relevance feedback (top 10 docs, 10 terms, original weight 0.5)",
-                 docs=10, terms=10, orig_weight=0.5, k1=1.2, b=0.75, mode="raw", language="")
-def build_rm3(corpus: Corpus, *, docs, terms, orig_weight, k1, b, mode, language, progress=None) -> FeedbackBM25:
+                 docs=10, terms=10, orig_weight=0.5, bm25="bm25")
+def build_rm3(corpus: Corpus, *, docs, terms, orig_weight, bm25, progress=None) -> FeedbackBM25:
     if not 0 <= orig_weight <= 1:
         raise ValueError(f"orig_weight must be in [0, 1], got {orig_weight}")
-    bm25 = _base(corpus, {"k1": k1, "b": b, "mode": mode, "language": language}, progress)
+    bm25 = _base(corpus, bm25, progress)
     retriever = FeedbackBM25(bm25, corpus, lambda q, t: {}, docs, "bm25-rm3")
     retriever.expand = rm3_expansion(retriever, terms, orig_weight)
     return retriever

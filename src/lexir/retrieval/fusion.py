@@ -87,18 +87,10 @@ class FusedRetriever(Retriever):
                  depth: int = 100, name: str = "fusion") -> None:
         self.parts, self.fuse, self.depth, self.name = parts, fuse, depth, name
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
-        return ranked(self.fuse([dict(p.search(text, self.depth)) for p in self.parts]))[:k]
-
     def search_many(self, queries: Sequence[Query], k: int = 100,
                     progress: Callable[[int], None] | None = None) -> Run:
         runs = [part.search_many(queries, self.depth) for part in self.parts]
-        fused: Run = {}
-        for query in queries:
-            fused[query.id] = dict(ranked(self.fuse([run.get(query.id, {}) for run in runs]))[:k])
-            if progress:
-                progress(1)
-        return fused
+        return self.each(queries, lambda q: ranked(self.fuse([run.get(q.id, {}) for run in runs]))[:k], progress)
 
 
 @register_system("rrf", "reciprocal rank fusion (k=60) of the top 100 of several systems",

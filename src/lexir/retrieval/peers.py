@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from lexir.retrieval.base import Retriever, register_system, top_scores
-from lexir.types import Corpus
+from lexir.types import Corpus, Run
 
 
 class BM25sDefault(Retriever):
@@ -24,7 +24,10 @@ class BM25sDefault(Retriever):
         self.engine = bm25s.BM25(k1=k1, b=b)
         self.engine.index(bm25s.tokenize([d.text for d in corpus], show_progress=False), show_progress=False)
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
+    def search_many(self, queries, k: int = 100, progress=None) -> Run:
+        return self.each(queries, lambda q: self._one(q.text, k), progress)
+
+    def _one(self, text: str, k: int) -> list[tuple[str, float]]:
         tokens = self._bm25s.tokenize([text], show_progress=False, return_ids=False)[0]
         tokens = [t for t in tokens if t in self.engine.vocab_dict]
         if not tokens:
@@ -44,7 +47,10 @@ class RankBM25(Retriever):
         self.doc_ids = corpus.ids
         self.engine = BM25Okapi([d.text.lower().split() for d in corpus], k1=k1, b=b)
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
+    def search_many(self, queries, k: int = 100, progress=None) -> Run:
+        return self.each(queries, lambda q: self._one(q.text, k), progress)
+
+    def _one(self, text: str, k: int) -> list[tuple[str, float]]:
         tokens = text.lower().split()
         if not tokens:
             return []

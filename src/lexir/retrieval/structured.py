@@ -85,8 +85,8 @@ class ChunkRetriever(Retriever):
 
     # -- searching --------------------------------------------------------------------------
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
-        return [(h.id, h.score) for h in self.hits(text, k)]
+    def search_many(self, queries, k: int = 100, progress=None) -> Run:
+        return self.each(queries, lambda q: [(h.id, h.score) for h in self.hits(q.text, k)], progress)
 
     def search_marked(
         self, queries: Sequence[Query], k: int = 100, expand: str | None = None

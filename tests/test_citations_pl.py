@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lexir.citations import find_citations, gold_from_orycore, parse_legal_basis, resolve_article
+from lexir.citations import find_polish_citations as find_citations
+from lexir.citations import gold_from_orycore, parse_legal_basis, resolve_article
 from lexir.citations.polish import act_source
 
 # data_dir (tests/conftest.py): $LEXIR_DATA or ../shared/data beside the repo, else skip

@@ -98,7 +98,13 @@ def test_data_dir_resolution_order(tmp_path, monkeypatch):
     assert registry.resolve_data_dir() == (tmp_path / "env").resolve()
     assert registry.resolve_data_dir(tmp_path / "flag") == (tmp_path / "flag").resolve()
     monkeypatch.delenv("LEXIR_DATA")
-    assert registry.resolve_data_dir().name in ("data", "lexir")
+    beside = registry._PROJECT_ROOT.parent / "shared" / "data"
+    if beside.is_dir():
+        assert registry.resolve_data_dir() == beside.resolve()
+    monkeypatch.setattr(registry, "_PROJECT_ROOT", tmp_path / "nowhere" / "checkout")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert registry.resolve_data_dir() == tmp_path / "xdg" / "lexir"
 
 
 def test_corpus_and_queries_from_paths(data_dir, tmp_path):

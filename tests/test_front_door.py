@@ -75,3 +75,190 @@ def test_damaged_cache_entry_is_rebuilt(tmp_path, cache):
     again = build_retriever(corpus, "bm25")
     assert again.search("cenę", 1)[0][0] == "a::1"
     assert json.loads((folder / "lexir-cache.json").read_text())["format"] >= 2
+
+
+# -- one import --------------------------------------------------------------------------------
+
+
+def test_one_import_gives_the_verbs(tmp_path, cache):
+    import lexir
+    from lexir.evaluation import Measure
+
+    bench = lexir.load("demo")
+    bm25 = lexir.retrieve(lexir.build(bench, "bm25"), bench.queries)
+    stem = lexir.retrieve(lexir.build(bench, "bm25", mode="stem"), bench.queries)
+    assert bm25 != stem and set(bm25) == {q.id for q in bench.queries.queries}
+    fused = lexir.fuse([bm25, stem], "rrf", k=60)
+    ndcg = Measure.parse("nDCG@10")
+    scores = {n: lexir.evaluate(r, bench, [ndcg]).mean(ndcg) for n, r in
+              {"bm25": bm25, "stem": stem, "fused": fused}.items()}
+    table = lexir.compare({"bm25": bm25, "stem": stem, "fused": fused}, bench.queries)
+    assert table.baseline == "bm25" and table.estimates["fused"][ndcg].mean == pytest.approx(scores["fused"])
+    oracle = lexir.retrieve(lexir.build(bench, "oracle"), bench.queries)  # the gold comes with the benchmark
+    assert lexir.evaluate(oracle, bench, [ndcg]).mean(ndcg) == 1.0
+    (found,) = lexir.find_citations("zgodnie z art. 148 § 1 k.k.", "pl")
+    assert found.id == "kk::148"
+    assert lexir.find_citations("nach § 823 Abs. 1 BGB", "de")[0].id == "BGB::823"
+
+
+# -- fusion of runs ----------------------------------------------------------------------------
+
+
+def test_fuse_runs_by_hand_and_leaves_inputs_alone():
+    from lexir.retrieval.fusion import fuse
+
+    a = {"q1": {"x": 3.0, "y": 2.0}, "q2": {"z": 1.0}}
+    b = {"q1": {"y": 5.0, "w": 4.0}}
+    before = json.dumps([a, b], sort_keys=True)
+    fused = fuse([a, b], "wrrf", weights="2,1", k0=10)
+    assert fused["q1"]["y"] == pytest.approx(2 / 12 + 1 / 11)
+    assert fused["q1"]["x"] == pytest.approx(2 / 11) and fused["q1"]["w"] == pytest.approx(1 / 12)
+    assert list(fused["q1"]) == ["y", "x", "w"] and set(fused) == {"q1", "q2"}
+    assert json.dumps([a, b], sort_keys=True) == before
+    with pytest.raises(ValueError, match="2 weights for 3"):
+        fuse([a, b, a], "wrrf", weights="1,1")
+    with pytest.raises(ValueError, match="valid: rrf, wrrf, combsum"):
+        fuse([a, b], "borda")
+
+
+def test_fused_retriever_is_fuse_over_its_parts(cache):
+    import lexir
+
+    bench = lexir.load("demo")
+    parts = [lexir.retrieve(lexir.build(bench, s), bench.queries) for s in ("bm25", "bm25(mode=stem)")]
+    system = lexir.retrieve(lexir.build(bench, "wrrf", systems="bm25+bm25(mode=stem)", weights="1,0.7", k0=20),
+                            bench.queries)
+    by_hand = lexir.fuse(parts, "wrrf", weights="1,0.7", k0=20)
+    assert system == {q: dict(list(r.items())[:100]) for q, r in by_hand.items()}
+
+
+def test_cli_fuse_and_trec_errors(tmp_path, cache):
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+    from lexir.io import FormatError, read_run
+
+    def invoke(*args):
+        return CliRunner().invoke(app, [str(a) for a in args])
+
+    for name, params in (("a", []), ("b", ["-p", "mode=stem"])):
+        assert invoke("run", "demo", "--system", "bm25", *params, "--output", tmp_path / f"{name}.trec").exit_code == 0
+    result = invoke("fuse", tmp_path / "a.trec", tmp_path / "b.trec", "--method", "wrrf", "-p", "weights=1,0.7",
+                    "-p", "k0=20", "--output", tmp_path / "f.trec")
+    assert result.exit_code == 0, result.output
+    fused = read_run(tmp_path / "f.trec")
+    assert len(fused) == 119 and all(0 < len(r) <= 100 for r in fused.values())
+    assert invoke("fuse", tmp_path / "a.trec", tmp_path / "b.trec", "-p", "alpha=1", "--output",
+                  tmp_path / "g.trec").exit_code == 2
+    lines = (tmp_path / "a.trec").read_text().splitlines()
+    (tmp_path / "dup.trec").write_text("\n".join([lines[0], lines[1], lines[0]]) + "\n")
+    with pytest.raises(FormatError, match=r"dup.trec:3: document .* listed twice .* \(first on line 1\)"):
+        read_run(tmp_path / "dup.trec")
+    result = invoke("fuse", tmp_path / "a.trec", tmp_path / "dup.trec", "--output", tmp_path / "h.trec")
+    assert result.exit_code == 2 and "dup.trec:3" in result.output and not (tmp_path / "h.trec").exists()
+
+
+# -- typed parameters --------------------------------------------------------------------------
+
+
+def test_typed_parameters_refuse_with_the_valid_values():
+    from lexir.retrieval.base import get_system, system_names
+
+    bm25 = get_system("bm25")
+    assert bm25.resolve({"k1": "0.9", "stopwords": "no"})["k1"] == 0.9
+    with pytest.raises(ValueError, match="mode='soundex' is not allowed; valid: raw, stem, lemma"):
+        bm25.resolve({"mode": "soundex"})
+    with pytest.raises(ValueError, match="expected float"):
+        bm25.resolve({"k1": "high"})
+    assert get_system("wrrf").spec_params() == {"systems": "specs"}
+    assert get_system("cascade").spec_params() == {"bm25": "spec"}
+    # every parameter of every system says what it is
+    undocumented = [(s, k) for s in system_names() for k, p in get_system(s).params.items() if not p.help]
+    assert not undocumented, undocumented
+
+
+def test_feedback_and_cascade_take_a_bm25_spec(cache):
+    import lexir
+
+    bench = lexir.load("demo")
+    prf = lexir.build(bench, "bm25-prf", bm25="bm25(k1=0.9;mode=stem)")
+    assert prf.bm25.k1 == 0.9 and prf.bm25.analyzer.config.mode == "stem"
+    with pytest.raises(ValueError, match="needs a bm25 system"):
+        lexir.build(bench, "cascade", bm25="random")
+
+
+# -- layers ------------------------------------------------------------------------------------
+
+
+def test_lower_layers_never_import_the_public_face():
+    import ast
+    from pathlib import Path
+
+    import lexir
+
+    root = Path(lexir.__file__).parent
+    faces = ("lexir.pipeline", "lexir.api", "lexir.cli", "lexir.service", "lexir.experiment")
+    lower = ["retrieval", "llm", "encoders", "structure", "datasets", "citations", "analysis", "evaluation", "io"]
+    offenders = []
+    for package in lower:
+        for path in (root / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                offenders += [f"{path.relative_to(root)}: {n}" for n in names if n.startswith(faces)]
+    assert not offenders, offenders
+
+
+# -- a BEIR folder is a benchmark --------------------------------------------------------------
+
+
+def _beir_from_demo(folder):
+    from lexir.io import write_beir
+
+    bench = registry.load("demo")
+    queries = bench.queries.queries
+    write_beir(folder, list(bench.corpus.documents), queries[:80],
+               {q.id: bench.queries.qrels[q.id] for q in queries[:80]}, split="test")
+    write_beir(folder / "tmp-dev", [], [], {q.id: bench.queries.qrels[q.id] for q in queries[80:100]}, split="dev")
+    (folder / "tmp-dev" / "qrels" / "dev.tsv").replace(folder / "qrels" / "dev.tsv")
+    with open(folder / "queries.jsonl", "a", encoding="utf-8") as out:
+        for q in queries[80:100]:
+            out.write(json.dumps({"_id": q.id, "text": q.text}, ensure_ascii=False) + "\n")
+    return bench
+
+
+def test_beir_folder_runs_and_evaluates_without_query_flags(tmp_path, cache):
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+    from lexir.io import read_run
+
+    def invoke(*args):
+        return CliRunner().invoke(app, [str(a) for a in args])
+
+    folder = tmp_path / "kk-beir"
+    _beir_from_demo(folder)
+    result = invoke("run", folder, "--system", "bm25", "--output", tmp_path / "all.trec")
+    assert result.exit_code == 0, result.output
+    assert len(read_run(tmp_path / "all.trec")) == 100
+    result = invoke("run", folder, "--system", "bm25", "--split", "test", "--output", tmp_path / "test.trec")
+    assert result.exit_code == 0, result.output
+    assert len(read_run(tmp_path / "test.trec")) == 80
+    result = invoke("eval", tmp_path / "test.trec", "--dataset", folder, "--split", "test", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["n_queries"] == 80
+    result = invoke("run", folder, "--system", "bm25", "--split", "train", "--output", tmp_path / "x.trec")
+    assert result.exit_code == 2 and "valid: all, dev, test" in result.output
+
+
+def test_search_json_for_scripts():
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+
+    result = CliRunner().invoke(app, ["search", "demo", "Kto zabija człowieka", "-k", "3", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.output)
+    assert [h["rank"] for h in body["hits"]] == [1, 2, 3]
+    top = body["hits"][0]
+    assert top["id"] == "kk::148" and top["citation"] == "art. 148 k.k." and "zabija" in top["text"]

@@ -45,8 +45,9 @@ def test_reform_bm25(bench, queries, tmp_path):
         assert server.count == len(queries)
         body = server.requests[0]
         assert "keywords" in json.dumps(body["response_format"])
-        assert queries[0].text[:40] in body["messages"][-1]["content"] or any(
-            q.text[:40] in body["messages"][-1]["content"] for q in queries)
+        # every query was sent, each in its own request
+        sent = [r["messages"][-1]["content"] for r in server.requests]
+        assert all(sum(q.text[:40] in m for m in sent) == 1 for q in queries)
         usage = retriever.accounting.total()
         assert usage.calls == len(queries) and usage.statuses == {"ok": len(queries)}
         assert set(retriever.accounting.by_query()) == {q.id for q in queries}

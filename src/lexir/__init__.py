@@ -1,6 +1,18 @@
-"""lexir: find the statutory provisions that govern a legal question, and measure how well it is done."""
+"""lexir: find the statutory provisions that govern a legal question, and measure how well it is done.
 
+One import gives the verbs (see :mod:`lexir.api`)::
+
+    import lexir
+    bench = lexir.load("pl-exams")
+    run = lexir.retrieve(lexir.build(bench, "bm25", k1=0.9), bench.queries.split("test"))
+    lexir.evaluate(run, bench.queries).mean("nDCG@10")
+"""
+
+from lexir.api import build, compare, evaluate, find_citations, fuse, load, retrieve
 from lexir.types import Act, Benchmark, Corpus, Document, Provision, Qrels, Query, QuerySet, Run
 
 __version__ = "0.1.0"
-__all__ = ["Act", "Benchmark", "Corpus", "Document", "Provision", "Qrels", "Query", "QuerySet", "Run", "__version__"]
+__all__ = [
+    "Act", "Benchmark", "Corpus", "Document", "Provision", "Qrels", "Query", "QuerySet", "Run", "__version__",
+    "build", "compare", "evaluate", "find_citations", "fuse", "load", "retrieve",
+]

@@ -163,7 +163,8 @@ class Corpus:
         # Sources that failed to parse (file, line, message): reported, never silently dropped.
         self._parse_errors: tuple = tuple(parse_errors)
         self._by_id: dict[str, Document] = {}
-        self._fingerprint: str | None = None
+        # Shared by every copy (they hold the same documents), so it is computed once for all.
+        self._fingerprint_box: list[str | None] = [None]
         for doc in self._documents:
             if doc.id in self._by_id:
                 raise ValueError(f"corpus {name!r}: duplicate document id {doc.id!r}")
@@ -232,11 +233,12 @@ class Corpus:
 
         Index caches, saved indexes, runs and surrogate files are keyed by it (index caches
         also by the language). A corpus is not changed after it is made, so the first value
-        holds; copies made before it is computed compute it again, once each.
+        holds, for this corpus and every copy of it.
         """
-        if self._fingerprint is None:
-            self._fingerprint = documents_fingerprint(self._documents)
-        return self._fingerprint
+        box = self._fingerprint_box
+        if box[0] is None:
+            box[0] = documents_fingerprint(self._documents)
+        return box[0]
 
     def act_ids(self) -> list[str]:
         seen: dict[str, None] = {}

@@ -130,14 +130,10 @@ def _corpus(corpus: str, language: str | None, data_dir):
 
 def _retriever(corp, system: str, params: list[str], index: Path | None = None, cache: bool = True, **context):
     from lexir.retrieval.base import parse_params
-    from lexir.retrieval.bm25 import BM25Retriever, corpus_fingerprint
-    from lexir.retrieval.build import build_retriever
+    from lexir.retrieval.build import build_retriever, load_index
 
     if index is not None:
-        retriever = BM25Retriever.load(index)
-        if retriever.fingerprint != corpus_fingerprint(corp):
-            raise CLIError(f"index {index} was built from a different corpus than {corp.name!r}")
-        return retriever
+        return load_index(index, corp)
     with progress_bar(f"indexing {corp.name} ({system})", len(corp)) as advance:
         return build_retriever(corp, system, parse_params(params), progress=advance, cache=cache, **context)
 
@@ -152,13 +148,14 @@ def index(
     language: str = typer.Option(None, "--language", help="Corpus language (for a corpus given by path)"),
     data_dir: Path = DataDir,
 ):
-    """Build a BM25 index and save it to a folder (loaded memory-mapped by search/run --index)."""
-    if system != "bm25":
-        raise CLIError(f"only the bm25 system saves an index; got {system!r}")
+    """Build any saveable system (bm25, dense, bm25-chunks ...) and save it to a folder
+    (loaded, memory-mapped where the system allows, by search/run --index)."""
+    from lexir.retrieval.build import save_index
+
     corp = _corpus(corpus, language, data_dir)
     start = time.perf_counter()
     retriever = _retriever(corp, system, params, cache=False)
-    retriever.save(output)
+    save_index(retriever, output, system)
     console.print(f"indexed {len(corp)} documents in {time.perf_counter() - start:.1f}s -> {output}")
 
 
@@ -172,12 +169,23 @@ def search(
     k: int = typer.Option(10, "-k", help="Number of articles to show"),
     index: Path = typer.Option(None, "--index", help="A saved index folder"),
     language: str = typer.Option(None, "--language"),
+    fmt: str = typer.Option("table", "--format", help="table | json (for scripts)"),
     data_dir: Path = DataDir,
 ):
     """Search one question and print ranked articles with their citation and a snippet."""
+    from lexir.citations.format import format_citation
+
+    if fmt not in ("table", "json"):
+        raise CLIError(f"--format {fmt!r}: valid: table, json")
     corp = _corpus(corpus, language, data_dir)
     retriever = _retriever(corp, system, params, index)
     hits = retriever.search(query, k)
+    if fmt == "json":
+        rows = [{"rank": rank, "id": doc_id, "score": score, "citation": format_citation(doc_id, corp),
+                 "text": corp[doc_id].text if doc_id in corp else ""}
+                for rank, (doc_id, score) in enumerate(hits, 1)]
+        sys.stdout.write(json.dumps({"query": query, "hits": rows}, ensure_ascii=False) + "\n")
+        return
     if not hits:
         console.print("[dim]no results (the query has no indexed terms)[/]")
         return
@@ -207,7 +215,7 @@ def run(
 ):
     """Run a system over a query set and write a TREC run."""
     from lexir.datasets import registry
-    from lexir.datasets.generic import is_path, load_queries
+    from lexir.datasets.generic import is_path, load_benchmark, load_queries
     from lexir.io import write_qrels, write_run
     from lexir.pipeline import retrieve
 
@@ -219,16 +227,10 @@ def run(
         if qset.dropped:
             err.print(f"[yellow]{len(qset.dropped)} queries dropped (no usable gold); lexir stats explains[/]")
     else:
-        if is_path(corpus):
-            raise CLIError("a corpus given by path needs --queries and --queries-format")
-        bench = registry.load(corpus, data_dir)
-        if not hasattr(bench, "queries"):
+        if not is_path(corpus) and not registry.get(corpus).has("queries"):
             raise CLIError(f"dataset {corpus!r} has no queries; pass --queries")
+        bench = load_benchmark(corpus, data_dir, language, notify=lambda m: err.print(f"[yellow]{m}[/]"))
         corp, qset = bench.corpus, bench.queries
-        if language:
-            from lexir.analysis import normalise_language
-
-            corp = corp.with_language(normalise_language(language))
     qset = qset.split(split)
     retriever = _retriever(corp, system, params, index, qrels=qset.qrels)
     start = time.perf_counter()
@@ -258,13 +260,17 @@ def evaluate_cmd(
     data_dir: Path = DataDir,
 ):
     """Evaluate runs: metrics with 95% CIs, paired tests against a baseline, Holm-corrected."""
-    from lexir.datasets import registry
     from lexir.evaluation import DEFAULT_MEASURES, Measure, compare, to_latex, to_markdown, to_rich_table
     from lexir.io import read_qrels, read_run
 
     if (qrels is None) == (dataset is None):
         raise CLIError("give exactly one of --qrels or --dataset")
-    gold = read_qrels(qrels) if qrels else registry.load(dataset, data_dir).queries.split(split).qrels
+    if qrels:
+        gold = read_qrels(qrels)
+    else:
+        from lexir.datasets.generic import load_benchmark
+
+        gold = load_benchmark(dataset, data_dir).queries.split(split).qrels
     loaded = {}
     for spec in runs:
         name, sep, path = str(spec).partition("=")
@@ -291,6 +297,33 @@ def evaluate_cmd(
         console.print_json(json.dumps(comparison.to_dict()))
     else:
         console.print(to_rich_table(comparison))
+
+
+@app.command()
+@guarded
+def fuse(
+    runs: list[Path] = typer.Argument(..., help="TREC run files to fuse (two or more)"),
+    output: Path = typer.Option(..., "--output", "-o", help="TREC run file to write"),
+    method: str = typer.Option("rrf", "--method", help="rrf | wrrf | combsum"),
+    params: list[str] = Params,
+    k: int = typer.Option(100, "-k", help="Results kept per query in the output"),
+):
+    """Fuse run files query by query (RRF, weighted RRF, normalised score sums)."""
+    from lexir.io import read_run, write_run
+    from lexir.retrieval.base import parse_params
+    from lexir.retrieval.fusion import fuse as fuse_runs
+
+    if len(runs) < 2:
+        raise CLIError("fuse needs at least two run files")
+    values: dict = {}
+    for key, value in parse_params(params).items():
+        if key not in ("k", "k0", "weights", "norm", "depth"):
+            raise CLIError(f"fusion has no parameter {key!r}; valid: k (rrf), k0 and weights (wrrf), "
+                           "weights and norm (combsum), depth")
+        values[key] = value if key in ("weights", "norm") else (int(value) if key == "depth" else float(value))
+    fused = fuse_runs([read_run(path) for path in runs], method, **values)
+    write_run(fused, output, tag=f"fused-{method}", k=k)
+    err.print(f"fused {len(runs)} runs ({len(fused)} queries, {method}) -> {output}")
 
 
 @app.command()
@@ -481,15 +514,25 @@ def graph_neighbours(
 
 
 @app.command()
-def systems():
+@guarded
+def systems(name: str = typer.Argument(None, help="One system: its parameters in full")):
     """List the named retrieval systems and their parameters."""
     from lexir.retrieval.base import get_system, system_names
 
+    if name is not None:
+        system = get_system(name)
+        console.print(f"[bold]{system.name}[/]: {system.description}", highlight=False)
+        table = Table("parameter", "default", "type", "what")
+        for key, param in system.params.items():
+            table.add_row(key, repr(param.default), param.kind.__name__, param.describe())
+        console.print(table)
+        return
     table = Table("system", "description", "parameters (defaults)")
-    for name in system_names():
-        spec = get_system(name)
-        table.add_row(name, spec.description, ", ".join(f"{k}={v!r}" for k, v in spec.defaults.items()))
+    for sys_name in system_names():
+        spec = get_system(sys_name)
+        table.add_row(sys_name, spec.description, ", ".join(f"{k}={v!r}" for k, v in spec.defaults.items()))
     console.print(table)
+    console.print("[dim]lexir systems NAME: each parameter's type, allowed values and meaning[/]")
 
 
 @app.command()

@@ -14,7 +14,15 @@ from pathlib import Path
 
 from lexir.analysis import detect_language, normalise_language
 from lexir.datasets import registry
-from lexir.io import FormatError, read_beir, read_corpus_jsonl, read_qrels, read_queries_jsonl, read_topics
+from lexir.io import (
+    FormatError,
+    read_beir,
+    read_corpus_jsonl,
+    read_qrels,
+    read_qrels_tsv,
+    read_queries_jsonl,
+    read_topics,
+)
 from lexir.types import Benchmark, Corpus, QuerySet
 
 QUERY_FORMATS = ("polishlawllm", "orycore", "beir", "trec")
@@ -24,13 +32,53 @@ def is_path(spec: str) -> bool:
     return "/" in spec or "\\" in spec or Path(spec).exists()
 
 
-def load_benchmark(name: str, data_dir: str | Path | None = None) -> Benchmark:
-    """A registered dataset that has queries."""
+def load_benchmark(name: str, data_dir: str | Path | None = None, language: str | None = None,
+                   notify=None) -> Benchmark:
+    """A registered dataset that has queries, or a benchmark given by path: a BEIR folder
+    (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``) or a JSONL corpus with a
+    ``queries.jsonl`` (and optionally ``qrels/<split>.tsv``) beside it."""
+    if is_path(name):
+        bench = path_benchmark(name, language, notify)
+        if bench is None:
+            raise FormatError(Path(name), None, "no queries.jsonl beside the corpus: pass --queries and "
+                                                "--queries-format, or add queries.jsonl (and qrels/<split>.tsv)")
+        return bench
     dataset = registry.get(name)
     if not dataset.has("queries"):
         with_queries = [n for n in registry.names() if registry.get(n).has("queries")]
         raise registry.DatasetError(f"dataset {name!r} has no queries; datasets with queries: {', '.join(with_queries)}")
-    return dataset.load(data_dir)
+    bench = dataset.load(data_dir)
+    if language:
+        bench = Benchmark(bench.corpus.with_language(normalise_language(language)), bench.queries)
+    return bench
+
+
+def path_benchmark(spec: str | Path, language: str | None = None, notify=None) -> Benchmark | None:
+    """The benchmark a corpus path carries with it, or ``None`` when it has no queries.
+
+    Every query of ``queries.jsonl`` is kept; each ``qrels/<split>.tsv`` adds its judgements
+    and a split of that name (the queries it judges), so ``split("test")`` is BEIR's test set.
+    """
+    path = Path(spec)
+    folder = path if path.is_dir() else path.parent
+    queries_path = folder / "queries.jsonl"
+    if not queries_path.is_file() or not (path.is_dir() or path.suffix == ".jsonl"):
+        return None
+    corpus = load_corpus(str(path), language, notify=notify)
+    queries = read_queries_jsonl(queries_path)
+    qrels: dict[str, dict[str, int]] = {}
+    splits: dict[str, list[str]] = {}
+    for split_file in sorted((folder / "qrels").glob("*.tsv")) if (folder / "qrels").is_dir() else []:
+        judged = read_qrels_tsv(split_file)
+        splits[split_file.stem] = list(judged)
+        for qid, docs in judged.items():
+            qrels.setdefault(qid, {}).update(docs)
+    known = {q.id for q in queries}
+    unknown = sorted(set(qrels) - known)
+    if unknown:
+        raise FormatError(folder / "qrels", None, f"{len(unknown)} judged query ids are not in {queries_path.name} "
+                                                  f"(first: {unknown[0]!r})")
+    return Benchmark(corpus, QuerySet(corpus.name, queries, qrels, splits=splits))
 
 
 def load_corpus(

@@ -75,6 +75,17 @@ class Comparison:
         t = self.test(system, measure)
         return t is not None and t.p_adjusted < self.alpha
 
+    def to_markdown(self) -> str:
+        """The results table and the tests as Markdown (see :mod:`lexir.evaluation.render`)."""
+        from lexir.evaluation.render import to_markdown
+
+        return to_markdown(self)
+
+    def to_latex(self) -> str:
+        from lexir.evaluation.render import to_latex
+
+        return to_latex(self)
+
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready view; measures appear as their string form."""
         return {

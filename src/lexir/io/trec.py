@@ -6,6 +6,7 @@ Topics: the classic SGML-ish ``<top><num>…<title>…</top>`` form, or ``qid<TA
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -27,13 +28,26 @@ def write_run(run: Run, path: str | Path, tag: str = "lexir", k: int | None = 10
 
 
 def read_run(path: str | Path) -> Run:
+    """A TREC run. A malformed line (wrong field count, a score or rank that is not a
+    number, a non-finite score) or a document listed twice for one query is an error that
+    names the file and line: a run is never read half-right."""
     run: Run = {}
+    seen: dict[tuple[str, str], int] = {}
     for lineno, cells in _rows(path, 6):
-        qid, _q0, doc_id, _rank, score, _tag = cells
+        qid, _q0, doc_id, rank, score, _tag = cells
         try:
-            run.setdefault(qid, {})[doc_id] = float(score)
+            value = float(score)
         except ValueError:
             raise FormatError(path, lineno, f"score {score!r} is not a number") from None
+        if not math.isfinite(value):
+            raise FormatError(path, lineno, f"score {score!r} is not finite")
+        if not rank.lstrip("-").isdigit():
+            raise FormatError(path, lineno, f"rank {rank!r} is not an integer")
+        first = seen.setdefault((qid, doc_id), lineno)
+        if first != lineno:
+            raise FormatError(path, lineno, f"document {doc_id!r} listed twice for query {qid!r} "
+                                            f"(first on line {first})")
+        run.setdefault(qid, {})[doc_id] = value
     return run
 
 

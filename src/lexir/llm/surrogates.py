@@ -31,6 +31,7 @@ from lexir.llm.base import LLMRetriever, build_sub, clip
 from lexir.llm.client import LLMClient
 from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.bm25 import corpus_fingerprint
+from lexir.retrieval.params import Param
 from lexir.types import Corpus, Document, Query, Run, act_of, ranked
 
 FORMAT = "lexir-surrogates"
@@ -317,7 +318,12 @@ class DTFRetriever(Retriever):
 @register_system("dtf", "dense + text BM25 + coverage retriever, weighted RRF (1.0, 0.7, 1.0; k0=20), then a "
                  "deterministic re-score (Polish paper)",
                  dense="dense", text="bm25", surrogates="", weights="1.0,0.7,1.0", k0=20.0, depth=100,
-                 beta=0.35, tau0=0.04, gamma=0.02, rho=0.15, pi=1.0, act_prior=True)
+                 beta=Param(0.35, "re-score weight of agreement (share of the other lists ranking it top 10)"),
+                 tau0=Param(0.04, "re-score only candidates whose max-normalised fused score reaches this"),
+                 gamma=Param(0.02, "re-score weight per query-matched concept (at most 5)"),
+                 rho=Param(0.15, "re-score bonus for being first in some list"),
+                 pi=Param(1.0, "re-score bonus when the query names the candidate's act"),
+                 act_prior=Param(True, "apply the named-act bonus (pi)"))
 def build_dtf(corpus: Corpus, *, dense, text, surrogates, weights, k0, depth, beta, tau0, gamma, rho, pi, act_prior,
               progress=None) -> DTFRetriever:
     w = [float(x) for x in str(weights).split(",") if x.strip()]

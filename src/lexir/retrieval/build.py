@@ -95,3 +95,38 @@ def _load_cached(folder: Path, marker: dict) -> Retriever:
     module, _, qualname = marker["class"].partition(":")
     cls = getattr(importlib.import_module(module), qualname)
     return cls.load(folder)
+
+
+# -- saved index folders (lexir index / --index) ---------------------------------------------
+
+INDEX_MARKER = "lexir-index.json"
+
+
+def save_index(retriever: Retriever, folder: str | Path, system: str = "") -> Path:
+    """Save any saveable retriever to ``folder`` with a marker naming its class, so that
+    :func:`load_index` can open it without being told what it is."""
+    if not (hasattr(retriever, "save") and hasattr(type(retriever), "load")):
+        raise ValueError(f"system {system or retriever.name!r} cannot be saved as an index "
+                         "(saveable: bm25, dense, dense-rocchio, bm25-chunks ...)")
+    folder = Path(folder)
+    retriever.save(folder)
+    cls = type(retriever)
+    write_marker(folder / INDEX_MARKER, {"format": INDEX_FORMAT, "class": f"{cls.__module__}:{cls.__qualname__}",
+                                         "system": system})
+    return folder
+
+
+def load_index(folder: str | Path, corpus: Corpus | None = None) -> Retriever:
+    """A saved index; with ``corpus``, refused unless it was built from that corpus's text."""
+    folder = Path(folder)
+    marker = folder / INDEX_MARKER
+    if marker.is_file():
+        retriever = _load_cached(folder, read_marker(marker, "lexir index", INDEX_FORMAT))
+    else:  # folders saved by BM25Retriever.save alone (before the marker existed)
+        from lexir.retrieval.bm25 import BM25Retriever
+
+        retriever = BM25Retriever.load(folder)
+    fingerprint = getattr(retriever, "fingerprint", None)
+    if corpus is not None and fingerprint and fingerprint != corpus.fingerprint:
+        raise ValueError(f"index {folder} was built from a different corpus than {corpus.name!r}")
+    return retriever

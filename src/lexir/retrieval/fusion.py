@@ -64,16 +64,54 @@ def combsum(lists: Sequence[Results], weights: Sequence[float] | None = None, no
     return fused
 
 
-def parse_weights(text: str, n: int) -> list[float]:
-    if not text:
+def parse_weights(text: str | Sequence[float] | None, n: int) -> list[float]:
+    """Weights given as ``"1,0.7"`` (or a sequence); empty means 1 for every list."""
+    if text is None or (isinstance(text, str) and not text.strip()):
         return [1.0] * n
-    try:
-        weights = [float(w) for w in str(text).replace("+", ",").split(",")]
-    except ValueError:
-        raise ValueError(f"weights {text!r}: expected numbers separated by commas") from None
+    if isinstance(text, str):
+        try:
+            weights = [float(w) for w in text.replace("+", ",").split(",")]
+        except ValueError:
+            raise ValueError(f"weights {text!r}: expected numbers separated by commas") from None
+    else:
+        weights = [float(w) for w in text]
     if len(weights) != n:
         raise ValueError(f"weights {text!r}: {len(weights)} weights for {n} systems")
     return weights
+
+
+# -- run-level fusion (the verbs) -------------------------------------------------------------
+
+FUSION_METHODS = ("rrf", "wrrf", "combsum")
+
+
+def fusion_function(method: str, n: int, *, k: float = 60.0, k0: float = 20.0, weights=None,
+                    norm: str = "minmax", depth: int = 100) -> Callable[[Sequence[Results]], dict[str, float]]:
+    """The per-query fusion of ``n`` result lists that ``method`` names, with its parameters checked."""
+    if method == "rrf":
+        return lambda lists: rrf(lists, k, depth)
+    if method == "wrrf":
+        w = parse_weights(weights, n)
+        return lambda lists: weighted_rrf(lists, w, k0, depth)
+    if method == "combsum":
+        w = parse_weights(weights, n)
+        normalise({}, norm)  # validate the name before fusing anything
+        return lambda lists: combsum(lists, w, norm, depth)
+    raise ValueError(f"unknown fusion method {method!r}; valid: {', '.join(FUSION_METHODS)}")
+
+
+def fuse(runs: Sequence[Run], method: str = "rrf", **params) -> Run:
+    """Fuse whole runs query by query (the model is ranx's ``fuse``); inputs are not changed.
+
+    ``method`` is ``rrf`` (``k``, ``depth``), ``wrrf`` (``weights``, ``k0``, ``depth``) or
+    ``combsum`` (``weights``, ``norm``, ``depth``). A query missing from a run counts as an
+    empty list there; the fused run holds every query of any input, best first.
+    """
+    if not runs:
+        raise ValueError("fuse needs at least one run")
+    combine = fusion_function(method, len(runs), **params)
+    qids = list(dict.fromkeys(q for run in runs for q in run))
+    return {q: dict(ranked(combine([run.get(q, {}) for run in runs]))) for q in qids}
 
 
 def build_parts(corpus: Corpus, specs: list[Spec], progress=None) -> list[Retriever]:
@@ -83,37 +121,46 @@ def build_parts(corpus: Corpus, specs: list[Spec], progress=None) -> list[Retrie
 
 
 class FusedRetriever(Retriever):
-    def __init__(self, parts: list[Retriever], fuse: Callable[[list[Results]], dict[str, float]],
-                 depth: int = 100, name: str = "fusion") -> None:
-        self.parts, self.fuse, self.depth, self.name = parts, fuse, depth, name
+    """Several systems' top ``depth`` fused by one of the run-level methods of :func:`fuse`."""
+
+    def __init__(self, parts: list[Retriever], method: str, depth: int = 100, name: str = "",
+                 part_names: Sequence[str] = (), **params) -> None:
+        self.parts, self.method, self.depth, self.name = parts, method, depth, name or method
+        self.part_names = list(part_names) or [getattr(p, "name", str(i)) for i, p in enumerate(parts)]
+        self.params = {**params, "depth": depth}
+        fusion_function(method, len(parts), **self.params)  # refuse bad parameters at build time
+
+    def part_runs(self, queries: Sequence[Query]) -> list[Run]:
+        """Each part's run (top ``depth``): what is fused, and what explains a fused hit."""
+        return [part.search_many(queries, self.depth) for part in self.parts]
 
     def search_many(self, queries: Sequence[Query], k: int = 100,
                     progress: Callable[[int], None] | None = None) -> Run:
-        runs = [part.search_many(queries, self.depth) for part in self.parts]
-        return self.each(queries, lambda q: ranked(self.fuse([run.get(q.id, {}) for run in runs]))[:k], progress)
+        fused = fuse(self.part_runs(queries), self.method, **self.params)
+        return self.each(queries, lambda q: ranked(fused.get(q.id, {}))[:k], progress)
 
 
 @register_system("rrf", "reciprocal rank fusion (k=60) of the top 100 of several systems",
                  systems="bm25+dense", k=60.0, depth=100)
 def build_rrf(corpus: Corpus, *, systems, k, depth, progress=None) -> FusedRetriever:
-    parts = build_parts(corpus, parse_spec_list(systems), progress)
-    return FusedRetriever(parts, lambda lists: rrf(lists, k, depth), depth, "rrf")
+    specs = parse_spec_list(systems)
+    return FusedRetriever(build_parts(corpus, specs, progress), "rrf", depth, part_names=[str(s) for s in specs], k=k)
 
 
 @register_system("wrrf", "weighted reciprocal rank fusion with its own k0 and per-system weights",
                  systems="bm25+dense", weights="", k0=20.0, depth=100)
 def build_wrrf(corpus: Corpus, *, systems, weights, k0, depth, progress=None) -> FusedRetriever:
     specs = parse_spec_list(systems)
-    w = parse_weights(weights, len(specs))
-    parts = build_parts(corpus, specs, progress)
-    return FusedRetriever(parts, lambda lists: weighted_rrf(lists, w, k0, depth), depth, "wrrf")
+    parse_weights(weights, len(specs))  # refuse a wrong count before building anything
+    return FusedRetriever(build_parts(corpus, specs, progress), "wrrf", depth, part_names=[str(s) for s in specs],
+                          weights=weights, k0=k0)
 
 
 @register_system("combsum", "weighted sum of normalised scores (minmax or zscore) of several systems",
                  systems="bm25+dense", weights="", norm="minmax", depth=100)
 def build_combsum(corpus: Corpus, *, systems, weights, norm, depth, progress=None) -> FusedRetriever:
     specs = parse_spec_list(systems)
-    w = parse_weights(weights, len(specs))
-    normalise({}, norm)  # validate the name before building anything
-    parts = build_parts(corpus, specs, progress)
-    return FusedRetriever(parts, lambda lists: combsum(lists, w, norm, depth), depth, "combsum")
+    parse_weights(weights, len(specs))
+    normalise({}, norm)
+    return FusedRetriever(build_parts(corpus, specs, progress), "combsum", depth,
+                          part_names=[str(s) for s in specs], weights=weights, norm=norm)

@@ -93,7 +93,7 @@ COMMON: dict[str, Param] = {
     "k": Param(None, "RRF constant: score 1/(k + rank)", type=float),
     "k0": Param(None, "weighted-RRF constant: score w/(k0 + rank)", type=float),
     "depth": Param(None, "how many results of each part are used", type=int),
-    "norm": Param(None, "score normalisation before summing", choices=("minmax", "zscore"), type=str),
+    "norm": Param(None, "score normalisation before summing", choices=("minmax", "zscore", "none"), type=str),
     "seed": Param(None, "random seed (per query: seed and query id)", type=int),
     "docs": Param(None, "feedback documents (top ranked)", type=int),
     "terms": Param(None, "expansion terms added", type=int),

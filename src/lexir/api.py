@@ -1,0 +1,123 @@
+"""The verbs of ``import lexir``: load, build, retrieve, evaluate, compare, fuse, find_citations.
+
+::
+
+    import lexir
+
+    bench = lexir.load("pl-exams")                    # a registered name, or a path
+    test = bench.queries.split("test")
+    bm25 = lexir.retrieve(lexir.build(bench, "bm25"), test)
+    stem = lexir.retrieve(lexir.build(bench, "bm25", mode="stem"), test)
+    both = lexir.fuse([bm25, stem], "wrrf", weights="1,0.7", k0=20)
+    print(lexir.compare({"bm25": bm25, "stem": stem, "fused": both}, test, baseline="bm25").to_markdown())
+
+This module is the public face: it imports the layers below it, and nothing below imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from lexir.types import Benchmark, Corpus, Qrels, Query, QuerySet, Run
+
+Queries = QuerySet | Benchmark | Sequence[Query] | Mapping[str, str]
+
+
+def load(name_or_path: str | Path, *, language: str | None = None, data_dir: str | Path | None = None,
+         notify: Callable[[str], None] | None = None) -> Any:
+    """A registered dataset by name (``pl-exams``, ``de-gesetze`` ...), or a corpus by path.
+
+    A dataset with queries, a BEIR folder, or a JSONL corpus with ``queries.jsonl`` beside it
+    gives a :class:`~lexir.types.Benchmark` (``.corpus``, ``.queries``); a corpus alone gives
+    a :class:`~lexir.types.Corpus`. Every call returns a new object. ``language`` overrides
+    the corpus language (a path without it has its language detected).
+    """
+    from lexir.analysis import normalise_language
+    from lexir.datasets import registry
+    from lexir.datasets.generic import is_path, load_corpus, path_benchmark
+
+    spec = str(name_or_path)
+    if is_path(spec):
+        return path_benchmark(spec, language, notify) or load_corpus(spec, language, notify=notify)
+    loaded = registry.load(spec, data_dir)
+    if language:
+        lang = normalise_language(language)
+        if isinstance(loaded, Benchmark):
+            return Benchmark(loaded.corpus.with_language(lang), loaded.queries)
+        if isinstance(loaded, Corpus):
+            return loaded.with_language(lang)
+    return loaded
+
+
+def build(corpus: Corpus | Benchmark, system: str = "bm25", *, cache: bool = True,
+          progress: Callable[[int], None] | None = None, **params: Any):
+    """A retriever: ``system`` is a name or a spec (``"bm25(k1=0.9;mode=stem)"``), ``params``
+    override it. Saved indexes come from and go to the cache. Given a benchmark, the
+    controls that need the gold (``oracle``, ``oracle-act``) get its judgements."""
+    from lexir.retrieval.build import build_retriever
+
+    context: dict[str, Any] = {}
+    if isinstance(corpus, Benchmark):
+        context["qrels"] = corpus.queries.qrels
+        corpus = corpus.corpus
+    return build_retriever(corpus, system, params, progress=progress, cache=cache, **context)
+
+
+def _queries(queries: Queries) -> list[Query]:
+    if isinstance(queries, Benchmark):
+        return list(queries.queries.queries)
+    if isinstance(queries, QuerySet):
+        return list(queries.queries)
+    if isinstance(queries, Mapping):
+        return [Query(str(qid), str(text)) for qid, text in queries.items()]
+    return list(queries)
+
+
+def _qrels(gold: Qrels | QuerySet | Benchmark) -> Qrels:
+    if isinstance(gold, Benchmark):
+        return gold.queries.qrels
+    if isinstance(gold, QuerySet):
+        return gold.qrels
+    return gold
+
+
+def retrieve(retriever, queries: Queries, k: int = 100, progress: Callable[[int], None] | None = None) -> Run:
+    """The run of ``retriever`` over ``queries`` (a query set, a benchmark, a list of
+    :class:`~lexir.types.Query`, or ``{query id: text}``): the top ``k`` per query."""
+    return retriever.search_many(_queries(queries), k=k, progress=progress)
+
+
+def evaluate(run: Run, gold: Qrels | QuerySet | Benchmark, measures: Iterable = ()):
+    """Per-query and mean scores of ``run`` (every judged query; a missing one scores 0)."""
+    from lexir.evaluation import DEFAULT_MEASURES
+    from lexir.evaluation import evaluate as _evaluate
+
+    return _evaluate(run, _qrels(gold), tuple(measures) or DEFAULT_MEASURES)
+
+
+def compare(runs: Mapping[str, Run], gold: Qrels | QuerySet | Benchmark, baseline: str | None = None, **kw):
+    """Every run's scores with 95% intervals, and paired tests against ``baseline`` (default:
+    the first run), Holm-corrected; render with ``to_markdown`` / ``to_latex`` of
+    :mod:`lexir.evaluation`."""
+    from lexir.evaluation import compare as _compare
+
+    if not runs:
+        raise ValueError("compare needs at least one run")
+    return _compare(runs, _qrels(gold), baseline or next(iter(runs)), **kw)
+
+
+def fuse(runs: Sequence[Run], method: str = "rrf", **params: Any) -> Run:
+    """Runs fused query by query: ``rrf`` (``k``), ``wrrf`` (``weights``, ``k0``) or
+    ``combsum`` (``weights``, ``norm``); ``depth`` results of each run are used."""
+    from lexir.retrieval.fusion import fuse as _fuse
+
+    return _fuse(runs, method, **params)
+
+
+def find_citations(text: str, lang: str, **kw: Any):
+    """The statutory citations in ``text`` (``lang``: ``de``, ``el``, ``pl``), resolved to ids."""
+    from lexir.citations.extract import find_citations as _find
+
+    return _find(text, lang, **kw)

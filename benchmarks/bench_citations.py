@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from lexir.citations import german, greek, polish
-from lexir.datasets.refex import load_refex, score_citations
+from lexir.datasets.refex import load_refex, refex_split, score_citations
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,10 +29,13 @@ def bench_refex(data: Path) -> None:
         mb = sum(len(d.text.encode()) for d in docs) / 1e6
         print(f"refex ({len(docs)} decisions, expand_ranges={expand}): {n} citations, "
               f"{mb / dt:.2f} MB/s, {n / dt:,.0f} citations/s")
-        for level in ("paragraph", "absatz"):
-            s = score_citations(found, docs, level)
-            print(f"  {level:9s} P={s['precision']:.3f} R={s['recall']:.3f} F1={s['f1']:.3f} "
-                  f"tp={s['tp']} fp={s['fp']} fn={s['fn']}")
+        for part in ("dev", "heldout", "all"):
+            sel = refex_split(docs, part)
+            gold = sum(1 for d in sel for g in d.citations if g.book)
+            for level in ("paragraph", "absatz"):
+                s = score_citations(found, sel, level)
+                print(f"  {part:7s} ({len(sel)} decisions, {gold} gold) {level:9s} P={s['precision']:.3f} "
+                      f"R={s['recall']:.3f} F1={s['f1']:.3f} tp={s['tp']} fp={s['fp']} fn={s['fn']}")
 
 
 def bench_polish(data: Path) -> None:
@@ -70,7 +73,7 @@ def bench_german_corpus(data: Path, limit: int | None) -> None:
 
     counts: Counter = Counter()
     chars = laws = 0
-    parse_t = find_t = 0.0
+    mb = parse_t = find_t = 0.0
     t0 = time.perf_counter()
     for act in iter_laws(data / "de" / "gesetze_markdown_all.tar.gz", limit=limit):
         if not hasattr(act, "articles"):
@@ -81,14 +84,15 @@ def bench_german_corpus(data: Path, limit: int | None) -> None:
         laws += 1
         for article in act.articles:
             chars += len(article.text)
+            mb += len(article.text.encode("utf-8")) / 1e6
             _count(german.find_citations(article.text, default_act=act.id), act.id, counts)
         t0 = time.perf_counter()
         find_t += t0 - t1
     n = counts["within-act"] + counts["cross-act"] + counts["unresolved"]
-    print(f"german corpus: {laws} laws, {chars / 1e6:.1f} M chars, {n:,} citations: "
+    print(f"german corpus: {laws} laws, {chars / 1e6:.1f} M chars ({mb:.1f} MB UTF-8), {n:,} citations: "
           f"within-act {counts['within-act']:,}, cross-act {counts['cross-act']:,}, "
           f"unresolved {counts['unresolved']:,}; parse errors {counts['parse errors']}; "
-          f"finder {chars / 1e6 / max(find_t, 1e-9):.2f} MB/s (chars), {n / max(find_t, 1e-9):,.0f} citations/s")
+          f"finder {find_t:.1f} s, {mb / max(find_t, 1e-9):.2f} MB/s, {n / max(find_t, 1e-9):,.0f} citations/s")
 
 
 def bench_greek_corpus(data: Path) -> None:

@@ -73,11 +73,13 @@ def test_real_refex_sentences(data_dir):
 def test_unknown_act_stays_unresolved():
     (c,) = find_citations("gemäß § 14 Abs. 3 Satz 2 KostO", default_act="BGB")
     assert (c.act, c.id, c.act_raw, c.article) == (None, None, "KostO", "14")
-    (c,) = find_citations("nach § 10 des Vertrages")
-    assert c.act is None and c.id is None
-    (c,) = find_citations("nach § 10 des Vertrages", default_act="BGB")
-    assert c.id == "BGB::10"
+    assert c.repealed and c.resolved_from == "explicit"  # KostO: repealed 2013, data/de_repealed.tsv
+    assert find_citations("nach § 10 des Vertrages") == []  # a contract clause, not a statute
+    (c,) = find_citations("nach § 10 des Vertrages", default_act="BGB", kinds=None)
+    assert (c.kind, c.act, c.id, c.act_raw) == ("contract", None, None, "des Vertrages")
     assert find_citations("AP Nr. 4 zu § 59 HGB") == []
+    (c,) = find_citations("AP Nr. 4 zu § 59 HGB", kinds=None)
+    assert c.kind == "collection"
 
 
 def test_act_table_covers_corpus_and_variants(data_dir):

@@ -47,6 +47,17 @@ def test_unknown_acts_unresolved():
     assert c.act is None and c.article == "5"
 
 
+def test_json_says_how_the_act_was_found():
+    (c,) = find_citations("το άρθρο 52 του ν. 3669/2008", default_act="N4070_2012")
+    row = c.to_json()
+    assert (row["act_raw"], row["act"], row["id"], row["resolved_from"], row["kind"]) == (
+        "ν. 3669/2008", None, None, "explicit", "statute")
+    (c,) = find_citations("αρ. 5", default_act="N4070_2012")
+    assert (c.act, c.act_raw, c.resolved_from) == ("N4070_2012", "", "default")
+    (c,) = find_citations("αρ. 5")
+    assert c.resolved_from is None
+
+
 def test_real_statute_sentences(data_dir):
     law = json.loads((data_dir / "el" / "law-4070-2012.json").read_text(encoding="utf-8"))
     texts = [p["content"] for p in law["provisions"]]

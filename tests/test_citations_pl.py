@@ -260,7 +260,13 @@ def test_to_json_shape():
         "article": "16",
         "path": {"par": "2"},
         "id": "kk::16",
+        "act_raw": "k.k.",
+        "kind": "statute",
+        "resolved_from": "explicit",
+        "repealed": False,
     }
+    (bare,) = find_citations("art. 16 § 2")
+    assert (bare.to_json()["act_raw"], bare.to_json()["resolved_from"]) == ("", None)
 
 
 def test_legal_basis_leniency():
@@ -311,3 +317,28 @@ def test_orycore_gold_variants():
     got = gold_from_orycore(unknown)
     assert got.act is None and got.id is None and got.article == "114"
     assert gold_from_orycore({"article": None, "act_abbrev": "k.c."}) is None
+
+
+# ---------------------------------------------------------------------------
+# kks.json: art. 106ł run into 106l; art. 53 absent from the source
+
+
+def test_kks_embedded_article_is_split_and_missing_one_reported(data_dir, caplog):
+    import logging
+
+    from lexir.datasets.polish import load_codes, missing_articles, read_code_file, split_embedded_articles
+
+    path = data_dir / "pl" / "codes" / "kks.json"
+    raw = read_code_file(path)
+    articles = split_embedded_articles(raw)
+    assert "106ł" not in raw and "Art. 106ł." in raw["106l"]
+    assert "Art. 106ł" not in articles["106l"] and articles["106l"].rstrip().endswith("skarbowe.")
+    assert articles["106ł"].startswith("§ 1. Kto, nie dopełniając obowiązku nadzoru")
+    assert list(articles).index("106ł") == list(articles).index("106l") + 1
+    assert "53" in missing_articles(articles) and "52" not in missing_articles(articles)
+    with caplog.at_level(logging.WARNING, logger="lexir.datasets.polish"):
+        corpus = load_codes({"kks": path})
+    assert "kks::106ł" in corpus and "kks::106l" in corpus and "kks::53" not in corpus
+    assert any("kks.json" in r.getMessage() and " 53" in r.getMessage() for r in caplog.records)
+    (cite,) = find_citations("art. 106ł § 1 k.k.s.", known_articles={"kks": {d.id.split("::")[1] for d in corpus}})
+    assert cite.id == "kks::106ł"

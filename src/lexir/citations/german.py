@@ -89,6 +89,8 @@ class _Syntax:
     not_label: re.Pattern[str]
     not_acts: frozenset[str]
     reporter: re.Pattern[str]
+    collection: re.Pattern[str]
+    commentary: re.Pattern[str]
 
 
 @functools.cache
@@ -133,6 +135,10 @@ def _syntax() -> _Syntax:
             rf"(?<![{_WORD}])(?:{_alternation(kinds['reporter'])})\s*(?:Nr\.?\s*)?\d+"
             rf"(?:\s*(?:,|und)\s*\d+)*\s+(?:{_alternation(kinds['reporter_link'])})\s*$"
         ),
+        collection=re.compile(
+            rf"(?<![{_WORD}])(?:{_alternation(kinds['collection'])})\s+\d[\d.\-]*(?:\s+\d[\d.\-]*)?\s*$"
+        ),
+        commentary=re.compile(rf"\s*,?\s*(?:{_alternation(kinds['commentary'])})\s*\d"),
         not_acts=frozenset(
             line.strip()
             for line in _data("de_not_acts.txt").read_text(encoding="utf-8").splitlines()
@@ -149,8 +155,14 @@ class _Acts:
     max_words: int
 
 
+def _fold(word: str) -> str:
+    """Lower case, ß as ss: the 1996 spelling reform turned "Zivilprozeßordnung" into
+    "Zivilprozessordnung", and the corpus keeps the old titles."""
+    return word.lower().replace("ß", "ss")
+
+
 def _name_key(text: str) -> tuple[str, ...]:
-    return tuple(re.findall(rf"[{_WORD}\d]+", text.lower()))
+    return tuple(_fold(w) for w in re.findall(rf"[{_WORD}\d]+", text))
 
 
 @functools.cache
@@ -245,7 +257,7 @@ def _name_at(text: str, pos: int) -> tuple[int, str] | None:
         cut.append(w)
         last = w.end()
     for k in range(len(cut), 0, -1):
-        key = tuple(w.group().lower() for w in cut[:k])
+        key = tuple(_fold(w.group()) for w in cut[:k])
         source = acts.by_name.get(key)
         if source:
             return pos + cut[k - 1].end(), source
@@ -253,26 +265,100 @@ def _name_at(text: str, pos: int) -> tuple[int, str] | None:
 
 
 _PAREN_ABBREV = re.compile(r"[^§()\n;]{3,200}?\((?P<abbr>[^()\s]{2,20})\)")
+_PAREN_AFTER = re.compile(r"\s*\((?P<abbr>[^()\n]{2,20})\)")
+# a statute named by a title the table does not know: "des Gesetzes über Gebühren für ...",
+# "des Bayerischen Kostengesetzes", "der Landesbauordnung"
+_STATUTE_NAME = re.compile(
+    rf"(?:(?:Gesetzes|Gesetz|Verordnung)\s+(?:über|zur|zum|für|betreffend)\s+[^,;:()\[\]\n§]{{3,150}}?"
+    rf"(?=\s*(?:[,;:()\[\]\n§]|\s(?:vom|in der|i\.\s?d\.|und|oder)\s|$))"
+    rf"|(?:[A-ZÄÖÜ][{_WORD}]+en\s+)?[A-ZÄÖÜ][{_WORD}\-]*(?:gesetzes|gesetzbuch(?:e?s)?|verordnung|ordnung)(?![{_WORD}]))"
+)
+_NAME_SUFFIX = re.compile(r"(?:gesetz|gesetzes|gesetzbuch|gesetzbuchs|gesetzbuches|ordnung)$")
 
 
-def _match_act(text: str, pos: int) -> tuple[int, str | None, str] | None:
-    """(end, source, as written) of an act designation at ``pos``."""
+@dataclass(frozen=True)
+class _NonStatutes:
+    endings: dict[str, str]  # lower-case word ending -> kind
+    treaties: frozenset[str]
+    treaty_next: frozenset[str]
+    word: re.Pattern[str]
+
+
+@functools.cache
+def _non_statutes() -> _NonStatutes:
+    rows: dict[str, list[str]] = {}
+    with _data("de_non_statutes.tsv").open(encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("#") or line.startswith("kind\t") or not line.strip():
+                continue
+            kind, variants = line.rstrip("\n").split("\t")
+            rows[kind] = [v for v in variants.split("|") if v]
+    endings = {e: k for k in ("contract", "bylaw") for e in rows.get(k, ())}
+    return _NonStatutes(
+        endings=endings,
+        treaties=frozenset(rows.get("treaty", ())),
+        treaty_next=frozenset(rows.get("treaty_next", ())),
+        word=re.compile(rf"[{_WORD}\-]*(?:{_alternation(endings)})(?![{_WORD}])", re.IGNORECASE),
+    )
+
+
+def _non_statute_at(text: str, pos: int) -> tuple[int, str] | None:
+    """(end, kind) of a contract or by-law designation at ``pos`` (after its article)."""
+    ns = _non_statutes()
+    m = ns.word.match(text, pos)
+    if not m or not text[pos].isupper():
+        return None
+    word = m.group().lower()
+    if word in ns.treaties or any(word.endswith(t) for t in ns.treaties):
+        return None
+    nxt = re.match(rf"\s+([{_WORD}]+)", text[m.end() : m.end() + 30])
+    if nxt and nxt.group(1) in ns.treaty_next and word.startswith("vertrag"):
+        return None
+    kind = next((k for e, k in ns.endings.items() if word.endswith(e)), None)
+    return (m.end(), kind) if kind else None
+
+
+def _with_paren(text: str, end: int, source: str) -> int:
+    """Take a following ``(SGB V)`` into the designation when it names the same act."""
+    m = _PAREN_AFTER.match(text, end)
+    if m and act_source(m.group("abbr")) == source:
+        return m.end()
+    return end
+
+
+def _match_act(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
+    """(end, source, as written, kind) of an act designation at ``pos``; kind is ``statute``,
+    ``contract`` or ``bylaw``."""
     syn = _syntax()
     found = _abbrev_at(text, pos)
     if found:
         end, source = found
-        return end, source, text[pos:end]
+        year = _YEAR.match(text, end)  # "UWG 2008": the act as amended then, written with its year
+        if year and not re.match(r"\s*[.,]?\s*(?:S\.|Seite|Nr\.)", text[year.end() : year.end() + 8]):
+            end = year.end()
+        return end, source, text[pos:end], "statute"
+    name = _name_at(text, pos) if text[pos : pos + 1].isupper() else None
+    if name and (len(_name_key(text[pos : name[0]])) > 1 or _NAME_SUFFIX.search(_fold(text[pos : name[0]]))):
+        end = _with_paren(text, name[0], name[1])
+        return end, name[1], text[pos:end], "statute"
     art = syn.article_word.match(text, pos)
     if art:
         name = _name_at(text, art.end())
         if name:
-            return name[0], name[1], text[pos : name[0]]
+            end = _with_paren(text, name[0], name[1])
+            return end, name[1], text[pos:end], "statute"
         paren = _PAREN_ABBREV.match(text, art.end())
         if paren:
             abbr = paren.group("abbr")
             source = _acts().by_abbrev.get(abbr)
             if source:
-                return paren.end(), source, text[pos : paren.end()]
+                return paren.end(), source, text[pos : paren.end()], "statute"
+        other = _non_statute_at(text, art.end())
+        if other:
+            return other[0], None, text[pos : other[0]], other[1]
+        unknown_name = _STATUTE_NAME.match(text, art.end())
+        if unknown_name:
+            return unknown_name.end(), None, text[pos : unknown_name.end()], "statute"
         return None
     unknown = _UNKNOWN_ABBREV.match(text, pos)
     if unknown:
@@ -283,7 +369,7 @@ def _match_act(text: str, pos: int) -> tuple[int, str | None, str] | None:
             and word not in _ROMAN
             and not syn.unit.match(word + " 1")
         ):
-            return unknown.end(), None, unknown.group()
+            return unknown.end(), None, unknown.group(), "statute"
     return None
 
 
@@ -329,6 +415,8 @@ class _Ref:
     source: str | None = None
     act_raw: str = ""
     has_act: bool = False
+    own_act: bool = False  # the act designation is written right after this reference
+    kind: str = "statute"
     between: bool = False  # stands for the numbers inside a range
     range_first: str = ""
     range_last: str = ""
@@ -406,12 +494,13 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
         last = refs[-1]
         act = _act_after(text, last.end)
         if act:
-            a_end, source, raw = act
+            a_end, source, raw, kind = act
             last.end = a_end
+            last.own_act = True
             for ref in reversed(refs):
                 if ref.has_act:
                     break
-                ref.source, ref.act_raw, ref.has_act = source, raw, True
+                ref.source, ref.act_raw, ref.has_act, ref.kind = source, raw, True, kind
         conn = syn.connector.match(text, refs[-1].end)
         if not conn or not conn.group().strip():
             break
@@ -477,7 +566,7 @@ def _with_ranges(refs: list[_Ref], ranges: list[tuple[int, int]]) -> list[_Ref]:
     return out
 
 
-def _act_after(text: str, pos: int) -> tuple[int, str | None, str] | None:
+def _act_after(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
     p = pos
     while p < len(text) and text[p] in " \t\n":
         p += 1
@@ -494,69 +583,146 @@ def _find(
 ) -> list[Citation]:
     syn = _syntax()
     out: list[Citation] = []
+    groups: list[tuple[int, int]] = []
     pos = 0
     for kw in syn.keyword.finditer(text):
         if kw.start() < pos or _number(text, kw.end()) is None:
             continue
-        if syn.reporter.search(text, max(0, kw.start() - 40), kw.start()):
-            continue  # "AP Nr. 4 zu § 59 HGB": a reporter's heading, not a citation
         refs, pos = _group(text, kw)
-        prefix = _prefix_act(text, kw.start())
-        # references with no act after them: the act before them in the group, else the prefix
-        current: tuple[str | None, str] | None = None
-        for ref in refs:
-            if ref.between:
-                continue
-            if ref.has_act:
-                current = (ref.source, ref.act_raw)
-        fallback: tuple[str | None, str] | None = None
-        for ref in refs:
-            if ref.between:
-                continue
-            if ref.has_act:
-                fallback = (ref.source, ref.act_raw)
-            elif fallback is not None:
-                ref.source, ref.act_raw = fallback
-        first_source = next((r for r in refs if not r.between and r.has_act), None)
-        if prefix is not None and first_source is None and current is None:
-            for ref in refs:
-                if not ref.between:
-                    ref.source, ref.act_raw, ref.has_act = prefix[1], text[prefix[0] : kw.start()].strip(), True
-            refs[0].start = prefix[0]  # the span takes the act in: "SGG § 184 Abs 1"
-        elif prefix is not None and current is not None:
-            for ref in refs:
-                if not ref.between and not ref.has_act and ref.source is None:
-                    ref.source, ref.act_raw = prefix[1], text[prefix[0] : kw.start()].strip()
-        for ref in refs:
-            if not ref.between and ref.source is None and not ref.act_raw and default_act:
-                ref.source = default_act
+        groups.append((kw.start(), pos))
+        # "AP Nr. 4 zu § 59 HGB", "SozR 3-2500 § 13 Nr 33": an entry of a collection of decisions
+        before = text[max(0, kw.start() - 40) : kw.start()]
+        group_kind = "collection" if syn.reporter.search(before) or syn.collection.search(before) else None
+        if group_kind is None and syn.commentary.match(text, pos):
+            group_kind = "commentary"  # "§ 3 UWG Rdn. 4": a commentary's note on the §
+        prefix = _prefix_act(text, kw.start()) if group_kind != "collection" else None
+        origin: dict[int, str] = {}
         for i, ref in enumerate(refs):
+            if ref.has_act:
+                origin[i] = "explicit" if ref.own_act else "group"
+        # references with no act after them: the act before them in the group, else the prefix
+        current = next((r for r in reversed(refs) if not r.between and r.has_act), None)
+        fallback: _Ref | None = None
+        for i, ref in enumerate(refs):
+            if ref.between:
+                continue
+            if ref.has_act:
+                fallback = ref
+            elif fallback is not None:
+                ref.source, ref.act_raw, ref.kind = fallback.source, fallback.act_raw, fallback.kind
+                origin[i] = "group"
+        if prefix is not None:
+            raw = text[prefix[0] : kw.start()].strip()
+            for i, ref in enumerate(refs):
+                if not ref.between and i not in origin:
+                    ref.source, ref.act_raw = prefix[1], raw
+                    origin[i] = "prefix"
+            if current is None:
+                refs[0].start = prefix[0]  # the span takes the act in: "SGG § 184 Abs 1"
+        for i, ref in enumerate(refs):
+            if ref.between or i in origin:
+                continue
+            if default_act:
+                ref.source, origin[i] = default_act, "default"
+            elif group_kind != "collection":
+                ctx = _context_act(text, ref.start, out)
+                if ctx:
+                    ref.source, ref.act_raw, ref.kind = ctx
+                    origin[i] = "context"
+        for i, ref in enumerate(refs):
+            kind = group_kind or ref.kind
             if ref.between:
                 if not expand_ranges:
                     continue
-                end_ref = _range_end(refs, i)
+                j = _range_end(refs, i)
+                end_ref = refs[j]
                 source = end_ref.source
                 labels = known.get(source) if known is not None and source else None
                 between = _expand(ref.range_first, ref.range_last, labels)
                 for label in between or []:
-                    out.append(_citation(text, refs[i - 1].start, end_ref.end, source, end_ref.act_raw, label, {}))
+                    out.append(_citation(text, refs[i - 1].start, end_ref.end, source, end_ref.act_raw, label, {},
+                                         group_kind or end_ref.kind, origin.get(j), known))
                 continue
             article = ref.article
             if known is not None and ref.source:
                 article = resolve_article(ref.source, article, known)
-            out.append(_citation(text, ref.start, ref.end, ref.source, ref.act_raw, article, ref.path))
+            out.append(_citation(text, ref.start, ref.end, ref.source, ref.act_raw, article, ref.path, kind,
+                                 origin.get(i), known))
+    if default_act is None:
+        out += _bare_units(text, out, groups, known)
     return out
 
 
-def _range_end(refs: list[_Ref], i: int) -> _Ref:
+_BARE_ABS = re.compile(r"(?<![\w.§/])(?:Abs\.|Absatz|Abs)\s*(?=\d)")
+
+
+def _bare_units(text: str, found: list[Citation], groups: list[tuple[int, int]],
+                known: KnownArticles | None) -> list[Citation]:
+    """``Abs. 2`` written alone, outside any § group: a unit of the § cited last before it in the
+    same paragraph (``§ 19 Abs. 1 KostO. Nach Abs. 2 ...``). Only for decisions and other texts
+    outside the act: in a statute ``Absatz 2`` alone is a unit of the § being read, which the
+    caller says by passing ``default_act``."""
+    out: list[Citation] = []
+    if not found:
+        return out
+    cites = sorted(found, key=lambda c: c.end)
+    for m in _BARE_ABS.finditer(text):
+        if any(s <= m.start() < e for s, e in groups):
+            continue
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        prev = None
+        for c in cites:
+            if c.end > m.start():
+                break
+            if c.start >= line_start and c.article and (c.act or c.act_raw):
+                prev = c
+        if prev is None:
+            continue
+        end, path, _ = _units(text, m.start(), {}, "article")
+        if not path:
+            continue
+        out.append(_citation(text, m.start(), end, prev.act, prev.act_raw, prev.article, path, prev.kind,
+                             "context", known))
+    return out
+
+
+def _context_act(text: str, pos: int, found: list[Citation]) -> tuple[str | None, str, str] | None:
+    """(source, as written, kind) of the act named last before ``pos`` in its paragraph: by a
+    citation found before (``§ 19 KostO ... § 20``) or in the prose (``Nach dem SGB V ... § 240
+    Abs 4 S 1``). A paragraph is a line: headings and the parts of a decision (Tenor, Gründe)
+    stand on lines of their own, so context never crosses them."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    best: tuple[int, str | None, str, str] | None = None
+    for c in reversed(found):
+        if c.end <= pos and c.start >= line_start and (c.act or c.act_raw) and c.resolved_from != "default":
+            best = (c.end, c.act, c.act_raw, c.kind)
+            break
+    for m in _MENTION.finditer(text, line_start, pos):
+        if best is not None and m.end() <= best[0]:
+            continue
+        hit = _abbrev_at(text, m.start())
+        if hit and hit[0] <= pos and (best is None or hit[0] > best[0]):
+            best = (hit[0], hit[1], text[m.start() : hit[0]], "statute")
+            continue
+        name = _name_at(text, m.start())
+        if name and name[0] <= pos and (best is None or name[0] > best[0]):
+            best = (name[0], name[1], text[m.start() : name[0]], "statute")
+    return best[1:] if best else None
+
+
+_MENTION = re.compile(r"(?<![\w\-])[A-ZÄÖÜ]")
+
+
+def _range_end(refs: list[_Ref], i: int) -> int:
     k = i + 1
     while refs[k].between:
         k += 1
-    return refs[k]
+    return k
 
 
 def _citation(text: str, start: int, end: int, source: str | None, act_raw: str, article: str,
-              path: dict[str, str]) -> Citation:
+              path: dict[str, str], kind: str = "statute", resolved_from: str | None = None,
+              known: KnownArticles | None = None) -> Citation:
     return Citation(
         start=start,
         end=end,
@@ -566,7 +732,48 @@ def _citation(text: str, start: int, end: int, source: str | None, act_raw: str,
         article=article,
         path=dict(path),
         id=article_id(source, article),
+        kind=kind,
+        resolved_from=resolved_from if (source or act_raw) else None,
+        repealed=_is_repealed(source, act_raw, article, known),
     )
+
+
+@dataclass(frozen=True)
+class Repealed:
+    """One row of ``data/de_repealed.tsv``."""
+
+    abbreviation: str
+    name: str
+    repealed_by: str
+    in_force_until: str
+    successor: str
+    scope: str  # "all" or "partial"
+
+
+@functools.cache
+def repealed_acts() -> dict[str, Repealed]:
+    """The repealed acts decisions still cite, by abbreviation (``FGG``), with their sources."""
+    out: dict[str, Repealed] = {}
+    with _data("de_repealed.tsv").open(encoding="utf-8") as f:
+        rows = csv.reader((ln for ln in f if not ln.startswith("#")), delimiter="\t", quoting=csv.QUOTE_NONE)
+        for row in rows:
+            if not row or row[0] == "abbreviation":
+                continue
+            out[row[0]] = Repealed(*row[:6])
+    return out
+
+
+def _is_repealed(source: str | None, act_raw: str, article: str | None, known: KnownArticles | None) -> bool:
+    if not act_raw:
+        return False
+    row = repealed_acts().get(act_raw.split()[0].rstrip(".,;"))
+    if row is None:
+        return False
+    if row.scope == "all":
+        return source is None
+    # partly repealed: only a § the corpus no longer has
+    labels = known.get(source) if known is not None and source else None
+    return labels is not None and article is not None and article not in labels
 
 
 # ---------------------------------------------------------------------------
@@ -579,14 +786,20 @@ def find_citations(
     default_act: str | None = None,
     *,
     expand_ranges: bool = True,
+    kinds: Collection[str] | None = ("statute",),
 ) -> list[Citation]:
     """All German statutory citations in ``text``, in order of their spans' starts.
 
     ``known`` maps source ids to article labels; with it ranges expand only to labels that
     exist and ``§ 74 a`` style labels are checked. ``default_act`` is the act of references
-    that name none (the law being read); without it they are unresolved (``act=None``).
+    that name none (the law being read); without it such references take the act named last
+    before them in the same paragraph (``resolved_from="context"``), else stay unresolved.
+    ``kinds`` keeps only citations of those kinds (default: statutes; None: all, with contract
+    and by-law clauses, collection entries and commentary notes).
     """
     cites = _find(text, known, default_act, expand_ranges)
+    if kinds is not None:
+        cites = [c for c in cites if c.kind in kinds]
     return sorted(cites, key=lambda c: (c.start, c.end))
 
 
@@ -625,10 +838,57 @@ def _genitives(title: str) -> list[str]:
         out += [f"{adj} {words[1]}s", f"{adj} {words[1]}es"]
     if words[0] == "Gesetz" and len(words) > 1:
         out.append(" ".join(["Gesetzes", *words[1:]]))
+    elif len(words) > 1 and words[0].endswith("gesetz"):  # Einführungsgesetz zum ... -> Einführungsgesetzes
+        out.append(" ".join([words[0] + "es", *words[1:]]))
     return out
 
 
-def build_act_table(laws_index: str | Path, variants: str | Path | None = None) -> list[tuple[str, list[str], list[str]]]:
+# Sozialgesetzbuch books as courts write them: "Fünftes Buch Sozialgesetzbuch", "des Zehnten Buches
+# Sozialgesetzbuch", "Sozialgesetzbuch Fünftes Buch", "SGB V", "SGB 5"
+_ORDINALS = ("Erst", "Zweit", "Dritt", "Viert", "Fünft", "Sechst", "Siebt", "Acht", "Neunt", "Zehnt", "Elft",
+             "Zwölft", "Dreizehnt", "Vierzehnt")
+
+
+def _sgb_names(book: int) -> list[str]:
+    ordinal = _ORDINALS[book - 1]
+    roman = _roman(book)
+    return [
+        f"{ordinal}es Buch Sozialgesetzbuch", f"{ordinal}en Buches Sozialgesetzbuch",
+        f"{ordinal}en Buchs Sozialgesetzbuch", f"{ordinal}en Buch Sozialgesetzbuch",
+        f"{ordinal}es Buch des Sozialgesetzbuches", f"{ordinal}en Buches des Sozialgesetzbuches",
+        f"{ordinal}en Buches des Sozialgesetzbuchs", f"{ordinal}en Buch des Sozialgesetzbuches",
+        f"Sozialgesetzbuch {ordinal}es Buch", f"Sozialgesetzbuches {ordinal}es Buch",
+        f"Sozialgesetzbuch {roman}", f"Sozialgesetzbuches {roman}", f"Sozialgesetzbuchs {roman}",
+    ]
+
+
+def read_titles(tar_path: str | Path) -> dict[str, tuple[str, str]]:
+    """slug -> (jurabk, full title) from the front matter of each law in the corpus tarball; the
+    index ``laws_index.tsv`` keeps only the first line of a title."""
+    import tarfile
+
+    out: dict[str, tuple[str, str]] = {}
+    with tarfile.open(tar_path) as tf:
+        for member in tf:
+            if not member.name.endswith("index.md"):
+                continue
+            f = tf.extractfile(member)
+            if f is None:
+                continue
+            head = f.read(8000).decode("utf-8", errors="ignore").split("\n---", 1)[0]
+            title = re.search(r"^Title: (.*?)(?=\n[A-Za-z]+:|\Z)", head, re.S | re.M)
+            jurabk = re.search(r"^jurabk: (.*)$", head, re.M)
+            slug = re.search(r"^slug: (.*)$", head, re.M)
+            if slug:
+                out[slug.group(1).strip()] = (
+                    jurabk.group(1).strip() if jurabk else "",
+                    " ".join(title.group(1).split()) if title else "",
+                )
+    return out
+
+
+def build_act_table(laws_index: str | Path, variants: str | Path | None = None,
+                    tar: str | Path | None = None) -> list[tuple[str, list[str], list[str]]]:
     """Rows ``(source, abbreviations, names)`` of ``data/de_acts.tsv`` from ``laws_index.tsv``.
 
     Every law of the index gets a row (source: ``safe_act_id(jurabk, slug)``); its jurabk is
@@ -636,7 +896,12 @@ def build_act_table(laws_index: str | Path, variants: str | Path | None = None) 
     variants, each added only when no other law claims the same string: a jurabk without a
     trailing year (``AO 1977`` -> ``AO``), Roman Sozialgesetzbuch books (``SGB 5`` ->
     ``SGB V``), ``EGBGB`` style names of introductory acts (``BGBEG``). ``variants`` (default
-    ``data/de_act_variants.tsv``: source<TAB>variant|variant) adds hand-listed ones.
+    ``data/de_act_variants.tsv``: source<TAB>variant|variant<TAB>where the variant comes from)
+    adds the listed ones. With ``tar`` (the corpus tarball) titles are read in full from each
+    law's front matter. (A title's parentheses are not read as abbreviations: the corpus's titles
+    are long titles without the short title, and what they put in parentheses names
+    organisations and treaties: ``(EURATOM)``, ``(WTO)``, ``(OSZE)``.) Sozialgesetzbuch books get their names in words and numerals
+    (``Fünftes Buch Sozialgesetzbuch``, ``des Zehnten Buches Sozialgesetzbuch``, ``SGB V``).
     """
     from lexir.structure.german import safe_act_id
 
@@ -645,6 +910,10 @@ def build_act_table(laws_index: str | Path, variants: str | Path | None = None) 
         for rec in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
             jurabk = " ".join((rec["jurabk"] or "").split())
             rows.append((safe_act_id(jurabk, rec["slug"]), jurabk, " ".join((rec["title"] or "").split())))
+    if tar:
+        full = read_titles(tar)
+        by_jurabk = {j: t for j, t in full.values() if j}
+        rows = [(s, j, by_jurabk.get(j) or t) for s, j, t in rows]
     jurabks = {j for _, j, _ in rows if j}
     derived: dict[str, list[str]] = {}
     for _, j, _ in rows:
@@ -668,7 +937,7 @@ def build_act_table(laws_index: str | Path, variants: str | Path | None = None) 
         for line in vpath.read_text(encoding="utf-8").splitlines():
             if line.startswith("#") or not line.strip() or line.startswith("source\t"):
                 continue
-            j, vs = line.split("\t")
+            j, vs = line.split("\t")[:2]
             extra[j] = [v for v in vs.split("|") if v]
     out = []
     for source, j, title in rows:
@@ -676,6 +945,9 @@ def build_act_table(laws_index: str | Path, variants: str | Path | None = None) 
         abbrevs += [v for v in derived.get(j, []) if claims[v] == 1 and v not in jurabks]
         abbrevs += [v for v in extra.get(source, []) if v not in abbrevs]
         names = _genitives(title) if title else []
+        sgb = re.fullmatch(r"SGB (\d+)", j)
+        if sgb and 1 <= int(sgb.group(1)) <= len(_ORDINALS):
+            names += _sgb_names(int(sgb.group(1)))
         out.append((source, abbrevs, names))
     return out
 
@@ -684,7 +956,8 @@ def write_act_table(rows: list[tuple[str, list[str], list[str]]], out=None) -> N
     out = out or sys.stdout
     out.write("# German federal acts: lexir source id (safe_act_id(jurabk)), abbreviations, names.\n")
     out.write("# Generated by lexir.citations.german.build_act_table from de/laws_index.tsv\n")
-    out.write("# (bundestag/gesetze, 2021/22); do not edit, edit de_act_variants.tsv and regenerate.\n")
+    out.write("# (bundestag/gesetze, 2021/22) and the titles in gesetze_markdown_all.tar.gz; do not edit, edit\n")
+    out.write("# de_act_variants.tsv and regenerate: python -m lexir.citations.german LAWS_INDEX VARIANTS TAR\n")
     out.write("source\tabbreviations\tnames\n")
     for source, abbrevs, names in rows:
         clean = [n.replace("\t", " ").replace("|", " ") for n in names]
@@ -692,4 +965,5 @@ def write_act_table(rows: list[tuple[str, list[str], list[str]]], out=None) -> N
 
 
 if __name__ == "__main__":  # pragma: no cover
-    write_act_table(build_act_table(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None))
+    write_act_table(build_act_table(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None,
+                                    sys.argv[3] if len(sys.argv) > 3 else None))

@@ -329,19 +329,22 @@ def _find(text: str, known: KnownArticles | None, default_act: str | None, expan
         if start < pos or not re.compile(_NUM).match(text, num_pos):
             continue
         refs, ranges, pos = _group(text, folded, start, num_pos, path)
-        for ref in refs:
-            if ref.self_ref:
+        origin: dict[int, str | None] = {}
+        for i, ref in enumerate(refs):
+            if ref.self_ref or (not ref.has_act and default_act):
                 ref.source = default_act
-            elif not ref.has_act and default_act:
-                ref.source = default_act
+                origin[i] = "default" if default_act else None
+            else:
+                origin[i] = "explicit" if ref.act_raw else None
         for i, ref in enumerate(refs):
             article = ref.article
-            out.append(_citation(text, ref.start, ref.end, ref.source, ref.act_raw, article, ref.path))
+            out.append(_citation(text, ref.start, ref.end, ref.source, ref.act_raw, article, ref.path, origin[i]))
             for a, b in ranges:
                 if a == i and expand_ranges:
                     end_ref = refs[b]
                     for label in _between(ref.article, end_ref.article, known, end_ref.source):
-                        out.append(_citation(text, ref.start, end_ref.end, end_ref.source, end_ref.act_raw, label, {}))
+                        out.append(_citation(text, ref.start, end_ref.end, end_ref.source, end_ref.act_raw, label, {},
+                                             origin[b]))
     return sorted(out, key=lambda c: (c.start, c.end))
 
 
@@ -355,8 +358,9 @@ def _between(first: str, last: str, known: KnownArticles | None, source: str | N
 
 
 def _citation(text: str, start: int, end: int, source: str | None, act_raw: str, article: str,
-              path: dict[str, str]) -> Citation:
-    return Citation(start, end, text[start:end], source, act_raw, article, dict(path), article_id(source, article))
+              path: dict[str, str], resolved_from: str | None = None) -> Citation:
+    return Citation(start, end, text[start:end], source, act_raw, article, dict(path), article_id(source, article),
+                    resolved_from=resolved_from if source or act_raw else None)
 
 
 def find_citations(

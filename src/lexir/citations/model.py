@@ -8,6 +8,16 @@ level names are those of :mod:`lexir.types` path ids (Polish ``par`` for §, ``u
 ``act`` is the lexir source id (``kc``) or None when the act is not known; ``id`` is then
 None too, never a guess. ``act_raw`` keeps the act as written (``k. r. i o.``), also for
 acts that could not be identified.
+
+``kind`` says what the cited text is: ``"statute"`` (an act of parliament or an ordinance),
+``"contract"`` (``§ 4 Nr. 1 des Vertrages``), ``"bylaw"`` (``§ 10 Abs 2 der Satzung``),
+``"collection"`` (an entry of a case-law collection filed under a norm: ``SozR 3-2500 § 13 Nr 33``)
+or ``"commentary"`` (a commentary's note on a norm: ``§ 3 UWG Rdn. 4``). Finders return only
+statutes unless asked for the other kinds. ``resolved_from`` says how the act was found:
+``"explicit"`` (written with the reference), ``"group"`` (written once for a group: ``§ 18,
+§ 19 KostO``), ``"prefix"`` (``HGB § 74``), ``"context"`` (the nearest act named before it in
+the same paragraph), ``"default"`` (the act being read), None when no act was found.
+``repealed`` is True when a sourced table lists the act as repealed (``FGG``).
 """
 
 from __future__ import annotations
@@ -31,6 +41,9 @@ class Citation:
     article: str | None
     path: dict[str, str] = field(hash=False)
     id: str | None
+    kind: str = "statute"
+    resolved_from: str | None = None
+    repealed: bool = False
 
     @property
     def unit_id(self) -> str | None:
@@ -42,16 +55,23 @@ class Citation:
     def to_json(self) -> dict[str, Any]:
         return {
             "span": {"start": self.start, "end": self.end, "text": self.text},
+            "act_raw": self.act_raw,
             "act": self.act,
             "article": self.article,
             "path": dict(self.path),
             "id": self.id,
+            "kind": self.kind,
+            "resolved_from": self.resolved_from,
+            "repealed": self.repealed,
         }
 
 
 def article_id(act: str | None, article: str | None) -> str | None:
     """``kc::415``, or None when either part is unknown."""
     return canonical_id(act, article) if act and article else None
+
+
+KINDS = ("statute", "contract", "bylaw", "collection", "commentary")
 
 
 @dataclass(frozen=True)

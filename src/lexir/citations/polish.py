@@ -338,6 +338,7 @@ def _find(text: str, known_articles: KnownArticles | None, lenient: bool) -> lis
                     article=article,
                     path=ref.path,
                     id=article_id(source, article),
+                    resolved_from="explicit" if act_raw else None,
                 )
             )
         pos = end

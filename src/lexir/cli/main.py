@@ -399,8 +399,11 @@ def cite(
     file: Path = typer.Argument(None, help="Text file to read (default: standard input)"),
     lang: str = typer.Option("pl", "--lang", help="Citation language: de | pl | el"),
     default_act: str = typer.Option(None, "--default-act", help="Act of bare references (German, Greek)"),
+    all_kinds: bool = typer.Option(False, "--all-kinds", help="German: also contract and by-law clauses, "
+                                   "collection entries and commentary notes (field kind)"),
 ):
-    """Find statutory citations in text; print one JSON object per citation (span, act, article, path, id)."""
+    """Find statutory citations in text; print one JSON object per citation (span, act_raw, act, article,
+    path, id, kind, resolved_from, repealed)."""
     from lexir.citations.extract import LANGUAGES, cite_lines
 
     if lang not in LANGUAGES:
@@ -412,7 +415,9 @@ def cite(
             text = file.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
             raise CLIError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    options = {"default_act": default_act} if default_act and lang != "pl" else {}
+    options: dict = {"default_act": default_act} if default_act and lang != "pl" else {}
+    if all_kinds and lang == "de":
+        options["kinds"] = None
     for line in cite_lines(text, lang, **options):
         print(line)
 

@@ -15,6 +15,8 @@ Splits are by exam year so that nothing tuned on earlier exams leaks into later 
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from importlib import resources
@@ -26,6 +28,8 @@ from lexir.io.errors import FormatError
 from lexir.io.jsonl import field, read_json, read_jsonl
 from lexir.structure.polish import parse_code
 from lexir.types import Act, Benchmark, Corpus, Document, Query, QuerySet
+
+log = logging.getLogger(__name__)
 
 TUNE_YEARS = range(2012, 2018)
 TEST_YEARS = range(2018, 2024)
@@ -55,6 +59,46 @@ def read_code_file(path: str | Path) -> dict[str, str]:
     return data
 
 
+# an article heading at the start of a line inside another article's text: the PDF extraction
+# ran two articles together ("106l" of kks.json also holds "Art. 106ł. § 1. Kto, ...")
+_EMBEDDED = re.compile(r"(?m)^[ \t]*Art\.[ \t]*(?P<label>\d+[a-zżźćńółęąś]{0,3}(?:\^\d+)?)\.[ \t]")
+
+
+def split_embedded_articles(articles: Mapping[str, str]) -> dict[str, str]:
+    """``{"<article>": "<text>"}`` with articles run into another one given their own key.
+
+    The heading must give a label that the file does not have yet and that follows the
+    article holding it (``106l`` -> ``106ł``), so a quoted "Art. 5." is left alone.
+    """
+    out: dict[str, str] = {}
+    for label, text in articles.items():
+        cuts = [m for m in _EMBEDDED.finditer(text)
+                if m.group("label") not in articles and _number(m.group("label")) >= _number(label)]
+        if not cuts:
+            out[label] = text
+            continue
+        out[label] = text[: cuts[0].start()].rstrip()
+        for m, nxt in zip(cuts, [*cuts[1:], None], strict=True):
+            out[m.group("label")] = text[m.end() : nxt.start() if nxt else len(text)].strip()
+    return out
+
+
+def _number(label: str) -> int:
+    m = re.match(r"\d+", label)
+    return int(m.group()) if m else -1
+
+
+def missing_articles(labels: Iterable[str]) -> list[str]:
+    """Whole numbers absent from a code's run of article numbers: repealed articles the source
+    dropped, or text lost in its PDF extraction (``53`` in kks.json, the code's glossary).
+    The loader reports them; it never invents their text."""
+    have = {_number(label) for label in labels}
+    have.discard(-1)
+    if not have:
+        return []
+    return [str(n) for n in range(1, max(have) + 1) if n not in have]
+
+
 def corpus_from_acts(name: str, acts: Iterable[Act], language: str) -> Corpus:
     acts = list(acts)
     docs = [Document(a.id, a.text, a.title) for act in acts for a in act.articles]
@@ -64,7 +108,14 @@ def corpus_from_acts(name: str, acts: Iterable[Act], language: str) -> Corpus:
 def load_codes(files: Mapping[str, str | Path], titles: Mapping[str, str] | None = None, name: str = "pl-codes") -> Corpus:
     """Parse code files (source id -> path) into a corpus of cleaned articles."""
     titles = titles or {}
-    acts = [parse_code(src, read_code_file(path), title=titles.get(src, "")) for src, path in files.items()]
+    acts = []
+    for src, path in files.items():
+        articles = split_embedded_articles(read_code_file(path))
+        gaps = missing_articles(articles)
+        if gaps:
+            shown = ", ".join(gaps[:10]) + (f" and {len(gaps) - 10} more" if len(gaps) > 10 else "")
+            log.warning("%s: no text for art. %s (repealed, or lost from the source file)", path, shown)
+        acts.append(parse_code(src, articles, title=titles.get(src, "")))
     return corpus_from_acts(name, acts, "pl")
 
 

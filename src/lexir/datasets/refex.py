@@ -17,8 +17,14 @@ Scoring (:func:`score_citations`)
     is its ``act`` or, unresolved, its ``act_raw`` (so ``KostO``, an act missing from the
     2021/22 corpus, still counts when found). Gold citations without a book are set aside
     (``skip_bookless``), and so are found citations overlapping only them. Found citations
-    that name no act at all (``§ 10 des Vertrages``, a § of the text being quoted) are not
-    scored: refex annotates only references to a named law.
+    that name no act themselves are not scored: refex annotates only references to a named
+    law. Those are citations with no act at all (a § of the text being quoted), with an act
+    taken from the context or a default (``resolved_from`` ``"context"``/``"default"``: ``Nach
+    dem SGB V ... § 240``, ``Abs. 2`` alone after ``§ 19 KostO``), and citations of other kinds
+    than statutes (``§ 10 des Vertrages``, ``SozR 3-2500 § 13 Nr 33``).
+
+    Split (:func:`refex_split`): a decision is in the ``dev`` half when the SHA-256 of its id is
+    even, else in ``heldout``; rules are tuned on ``dev`` only.
 
     refex annotates one citation per § (``§ 4 Nr. 9 und 10 UWG`` is one), while lexir finders
     give one per cited unit (Nr. 9 and Nr. 10). So before matching, found citations of one
@@ -28,6 +34,7 @@ Scoring (:func:`score_citations`)
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -153,6 +160,23 @@ def _gold_key(g: RefexCitation, level: str) -> tuple:
     return key
 
 
+def _names_act(c: Citation) -> bool:
+    """Whether a found citation names its act itself (see the module docstring)."""
+    return bool(c.act or c.act_raw) and c.kind == "statute" and c.resolved_from not in ("context", "default")
+
+
+def refex_split(documents: Iterable[RefexDocument], part: str) -> list[RefexDocument]:
+    """The ``dev`` or ``heldout`` half of the decisions (by the parity of the SHA-256 of the id:
+    stable when decisions are added), or all of them for ``all``."""
+    if part not in ("dev", "heldout", "all"):
+        raise ValueError(f"part must be 'dev', 'heldout' or 'all', not {part!r}")
+    docs = list(documents)
+    if part == "all":
+        return docs
+    want = 0 if part == "dev" else 1
+    return [d for d in docs if int(hashlib.sha256(d.id.encode("utf-8")).hexdigest(), 16) % 2 == want]
+
+
 def _merge(found: Sequence[Citation], text: str, level: str) -> list[tuple[int, int, tuple]]:
     spans: list[tuple[int, int, tuple]] = []
     for c in sorted(found, key=lambda c: (c.start, c.end)):
@@ -184,7 +208,7 @@ def score_citations(
     for doc in gold:
         golds = [g for g in doc.citations if g.book or not skip_bookless]
         skipped = [g for g in doc.citations if not (g.book or not skip_bookless)]
-        named = [c for c in found.get(doc.id, ()) if c.act or c.act_raw]
+        named = [c for c in found.get(doc.id, ()) if _names_act(c)]
         preds = _merge(named, doc.text, level)
         used = [False] * len(golds)
         gkeys = [_gold_key(g, level) for g in golds]

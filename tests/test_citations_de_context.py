@@ -56,6 +56,11 @@ def test_act_in_the_same_paragraph_resolves_a_bare_reference():
     # never across a heading or a new decision part
     (c,) = find_citations("Die Beiträge bemessen sich nach dem SGB V.\nGründe\nNach § 240 Abs 4 ist das so.")
     assert c.act is None and c.resolved_from is None
+    # an act that has no § cannot hold a bare § (the Grundgesetz numbers Artikel; units from the index)
+    (c,) = [c for c in find_citations("Art. 3 Abs. 1 GG ist verletzt. Nach § 5 Abs. 1 ist das so.") if c.article == "5"]
+    assert c.act is None
+    (c,) = [c for c in find_citations("Nach § 823 BGB und Art. 4 ist das so.") if c.article == "4"]
+    assert c.act is None
     # in a statute the law being read wins: default_act
     (c,) = find_citations("Die Beiträge nach dem SGB V. Nach § 240 Abs 4", default_act="SGB 6")
     assert (c.act, c.resolved_from) == ("SGB 6", "default")

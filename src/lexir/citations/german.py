@@ -153,6 +153,7 @@ class _Acts:
     max_tokens: int
     by_name: dict[tuple[str, ...], str]  # lower-case words -> source
     max_words: int
+    first_words: frozenset[str]  # the first word of every name: a quick reject
 
 
 def _fold(word: str) -> str:
@@ -179,6 +180,7 @@ def _acts() -> _Acts:
         max_tokens=max(len(a.split()) for a in by_abbrev),
         by_name=by_name,
         max_words=max(len(k) for k in by_name),
+        first_words=frozenset(k[0] for k in by_name if k),
     )
 
 
@@ -241,10 +243,16 @@ def _abbrev_at(text: str, pos: int) -> tuple[int, str] | None:
     return None
 
 
+_NAME_WORD = re.compile(rf"[{_WORD}\d]+")
+
+
 def _name_at(text: str, pos: int) -> tuple[int, str] | None:
     """(end, source) of the longest act name starting at ``pos``."""
     acts = _acts()
-    words = list(re.finditer(rf"[{_WORD}\d]+", text[pos : pos + 400]))
+    first = _NAME_WORD.match(text, pos)
+    if not first or _fold(first.group()) not in acts.first_words:
+        return None
+    words = list(_NAME_WORD.finditer(text[pos : pos + 400]))
     # a name never runs over punctuation other than hyphens
     cut = []
     last = 0
@@ -256,9 +264,9 @@ def _name_at(text: str, pos: int) -> tuple[int, str] | None:
             break
         cut.append(w)
         last = w.end()
+    folded = tuple(_fold(w.group()) for w in cut)
     for k in range(len(cut), 0, -1):
-        key = tuple(_fold(w.group()) for w in cut[:k])
-        source = acts.by_name.get(key)
+        source = acts.by_name.get(folded[:k])
         if source:
             return pos + cut[k - 1].end(), source
     return None
@@ -416,10 +424,15 @@ class _Ref:
     act_raw: str = ""
     has_act: bool = False
     own_act: bool = False  # the act designation is written right after this reference
+    keyword: str = "§"  # "§" or "Art": how the reference names its article
     kind: str = "statute"
     between: bool = False  # stands for the numbers inside a range
     range_first: str = ""
     range_last: str = ""
+
+
+def _keyword(kw: re.Match[str]) -> str:
+    return "§" if kw.group("kw").startswith("§") else "Art"
 
 
 def _number(text: str, pos: int) -> tuple[int, str] | None:
@@ -488,7 +501,7 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
     num = _number(text, kw.end())
     assert num is not None
     end, path, level = _units(text, num[0], {}, "article")
-    refs = [_Ref(kw.start(), end, num[1], path, level, plural)]
+    refs = [_Ref(kw.start(), end, num[1], path, level, plural, keyword=_keyword(kw))]
     ranges: list[tuple[int, int]] = []  # (index of first end, index of last end)
     while True:
         last = refs[-1]
@@ -510,7 +523,8 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
             num = _number(text, new_kw.end())
             if num:
                 e, path, level = _units(text, num[0], {}, "article")
-                refs.append(_Ref(pos, e, num[1], path, level, new_kw.group("kw") in syn.plural))
+                refs.append(_Ref(pos, e, num[1], path, level, new_kw.group("kw") in syn.plural,
+                                 keyword=_keyword(new_kw)))
                 if conn.group("range"):
                     ranges.append((len(refs) - 2, len(refs) - 1))
                 continue
@@ -526,7 +540,7 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
                 break
             e, path, level = _units(text, pos, _above(last.path, kind), _prev_level(kind))
             if e > pos:
-                refs.append(_Ref(pos, e, last.article, path, level, last.plural))
+                refs.append(_Ref(pos, e, last.article, path, level, last.plural, keyword=last.keyword))
                 continue
             break
         if last.level == "article" or last.plural:
@@ -534,7 +548,7 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
             if not num or syn.not_label.match(text, num[0]):
                 break
             e, path, level = _units(text, num[0], {}, "article")
-            refs.append(_Ref(pos, e, num[1], path, level, last.plural))
+            refs.append(_Ref(pos, e, num[1], path, level, last.plural, keyword=last.keyword))
             if conn.group("range"):
                 ranges.append((len(refs) - 2, len(refs) - 1))
             continue
@@ -543,7 +557,7 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
             break
         path = {**_above(last.path, last.level), last.level: label.group().rstrip(")")}
         e, path, level = _units(text, label.end(), path, last.level)
-        refs.append(_Ref(pos, e, last.article, path, last.level, last.plural))
+        refs.append(_Ref(pos, e, last.article, path, last.level, last.plural, keyword=last.keyword))
     return _with_ranges(refs, ranges), refs[-1].end
 
 
@@ -608,7 +622,7 @@ def _find(
                 continue
             if ref.has_act:
                 fallback = ref
-            elif fallback is not None:
+            elif fallback is not None and _fits(fallback.source, ref.keyword):
                 ref.source, ref.act_raw, ref.kind = fallback.source, fallback.act_raw, fallback.kind
                 origin[i] = "group"
         if prefix is not None:
@@ -625,7 +639,7 @@ def _find(
             if default_act:
                 ref.source, origin[i] = default_act, "default"
             elif group_kind != "collection":
-                ctx = _context_act(text, ref.start, out)
+                ctx = _context_act(text, ref.start, out, ref.keyword)
                 if ctx:
                     ref.source, ref.act_raw, ref.kind = ctx
                     origin[i] = "context"
@@ -686,26 +700,39 @@ def _bare_units(text: str, found: list[Citation], groups: list[tuple[int, int]],
     return out
 
 
-def _context_act(text: str, pos: int, found: list[Citation]) -> tuple[str | None, str, str] | None:
+def _fits(source: str | None, keyword: str) -> bool:
+    """Whether an act can hold a reference by ``keyword`` (``§``/``Art``): unknown acts can."""
+    units = _units_of().get(source) if source else None
+    return units is None or keyword in units
+
+
+def _context_act(text: str, pos: int, found: list[Citation], keyword: str = "§"
+                 ) -> tuple[str | None, str, str] | None:
     """(source, as written, kind) of the act named last before ``pos`` in its paragraph: by a
     citation found before (``§ 19 KostO ... § 20``) or in the prose (``Nach dem SGB V ... § 240
     Abs 4 S 1``). A paragraph is a line: headings and the parts of a decision (Tenor, Gründe)
-    stand on lines of their own, so context never crosses them."""
+    stand on lines of their own, so context never crosses them. An act that has no articles of
+    the reference's kind is passed over (``Art. 3 GG … § 5``: the Grundgesetz has no §)."""
     line_start = text.rfind("\n", 0, pos) + 1
     best: tuple[int, str | None, str, str] | None = None
     for c in reversed(found):
-        if c.end <= pos and c.start >= line_start and (c.act or c.act_raw) and c.resolved_from != "default":
+        if (c.end <= pos and c.start >= line_start and (c.act or c.act_raw) and c.resolved_from != "default"
+                and _fits(c.act, keyword)):
             best = (c.end, c.act, c.act_raw, c.kind)
             break
     for m in _MENTION.finditer(text, line_start, pos):
         if best is not None and m.end() <= best[0]:
             continue
         hit = _abbrev_at(text, m.start())
-        if hit and hit[0] <= pos and (best is None or hit[0] > best[0]):
+        # in prose a two-letter abbreviation is a court or a Land as often as an act (SG: Sozialgericht
+        # or Soldatengesetz; MV: Mecklenburg-Vorpommern): only longer ones, and GG and AO, name an act
+        if hit and hit[0] - m.start() < 3 and text[m.start() : hit[0]] not in ("GG", "AO"):
+            hit = None
+        if hit and hit[0] <= pos and (best is None or hit[0] > best[0]) and _fits(hit[1], keyword):
             best = (hit[0], hit[1], text[m.start() : hit[0]], "statute")
             continue
         name = _name_at(text, m.start())
-        if name and name[0] <= pos and (best is None or name[0] > best[0]):
+        if name and name[0] <= pos and (best is None or name[0] > best[0]) and _fits(name[1], keyword):
             best = (name[0], name[1], text[m.start() : name[0]], "statute")
     return best[1:] if best else None
 
@@ -952,18 +979,51 @@ def build_act_table(laws_index: str | Path, variants: str | Path | None = None,
     return out
 
 
-def write_act_table(rows: list[tuple[str, list[str], list[str]]], out=None) -> None:
+def act_units(laws_index: str | Path) -> dict[str, str]:
+    """source -> ``§``, ``Art`` or ``§|Art``: how the act numbers its articles (the index counts
+    its ``§`` and ``Art`` headings). The Grundgesetz has Artikel, the BGB Paragraphen: a bare
+    ``§ 5`` never refers to the Grundgesetz."""
+    from lexir.structure.german import safe_act_id
+
+    out: dict[str, str] = {}
+    with open(laws_index, encoding="utf-8", newline="") as f:
+        for rec in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
+            jurabk = " ".join((rec["jurabk"] or "").split())
+            kinds = [k for k, n in (("§", rec["n_paragraph_headings"]), ("Art", rec["n_article_headings"]))
+                     if n and n.isdigit() and int(n) > 0]
+            out[safe_act_id(jurabk, rec["slug"])] = "|".join(kinds)
+    return out
+
+
+@functools.cache
+def _units_of() -> dict[str, frozenset[str]]:
+    """source -> the article keywords its text uses (column ``units`` of ``de_acts.tsv``)."""
+    out: dict[str, frozenset[str]] = {}
+    with _data("de_acts.tsv").open(encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("#") or line.startswith("source\t"):
+                continue
+            cols = line.rstrip("\n").split("\t")
+            if len(cols) > 3 and cols[3]:
+                out[cols[0]] = frozenset(cols[3].split("|"))
+    return out
+
+
+def write_act_table(rows: list[tuple[str, list[str], list[str]]], out=None,
+                    units: dict[str, str] | None = None) -> None:
     out = out or sys.stdout
-    out.write("# German federal acts: lexir source id (safe_act_id(jurabk)), abbreviations, names.\n")
+    units = units or {}
+    out.write("# German federal acts: lexir source id (safe_act_id(jurabk)), abbreviations, names, and how\n")
+    out.write("# the act numbers its articles (units: § and/or Art, from the index's heading counts).\n")
     out.write("# Generated by lexir.citations.german.build_act_table from de/laws_index.tsv\n")
     out.write("# (bundestag/gesetze, 2021/22) and the titles in gesetze_markdown_all.tar.gz; do not edit, edit\n")
     out.write("# de_act_variants.tsv and regenerate: python -m lexir.citations.german LAWS_INDEX VARIANTS TAR\n")
-    out.write("source\tabbreviations\tnames\n")
+    out.write("source\tabbreviations\tnames\tunits\n")
     for source, abbrevs, names in rows:
         clean = [n.replace("\t", " ").replace("|", " ") for n in names]
-        out.write(f"{source}\t{'|'.join(abbrevs)}\t{'|'.join(clean)}\n")
+        out.write(f"{source}\t{'|'.join(abbrevs)}\t{'|'.join(clean)}\t{units.get(source, '')}\n")
 
 
 if __name__ == "__main__":  # pragma: no cover
     write_act_table(build_act_table(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None,
-                                    sys.argv[3] if len(sys.argv) > 3 else None))
+                                    sys.argv[3] if len(sys.argv) > 3 else None), units=act_units(sys.argv[1]))

@@ -122,3 +122,19 @@ def test_refex_split_is_deterministic_and_disjoint(data_dir):
     assert len(dev) + len(held) == len(docs) == len(refex_split(docs, "all"))
     with pytest.raises(ValueError, match="dev"):
         refex_split(docs, "test")
+
+
+def test_cli_all_kinds(tmp_path):
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+
+    text = tmp_path / "t.txt"
+    text.write_text("Nach § 10 Abs 2 der Satzung und § 19 FGG.", encoding="utf-8")
+    runner = CliRunner()
+    plain = [json.loads(x) for x in runner.invoke(app, ["cite", str(text), "--lang", "de"]).output.splitlines()]
+    assert [(r["act_raw"], r["kind"], r["repealed"]) for r in plain] == [("FGG", "statute", True)]
+    every = runner.invoke(app, ["cite", str(text), "--lang", "de", "--all-kinds"])
+    rows = [json.loads(x) for x in every.output.splitlines()]
+    assert every.exit_code == 0 and [r["kind"] for r in rows] == ["bylaw", "statute"]
+    assert rows[0]["path"] == {"abs": "2"} and rows[0]["id"] is None

@@ -277,7 +277,9 @@ _PAREN_AFTER = re.compile(r"\s*\((?P<abbr>[^()\n]{2,20})\)")
 # a statute named by a title the table does not know: "des Gesetzes über Gebühren für ...",
 # "des Bayerischen Kostengesetzes", "der Landesbauordnung"
 _STATUTE_NAME = re.compile(
-    rf"(?:(?:Gesetzes|Gesetz|Verordnung)\s+(?:über|zur|zum|für|betreffend)\s+[^,;:()\[\]\n§]{{3,150}}?"
+    r"(?:Verordnung|Richtlinie|Durchführungsverordnung|Delegierten Verordnung|Delegierte Verordnung|Entscheidung"
+    r"|Beschluss|Beschlusses)\s*(?:\((?:EU|EG|EWG|Euratom)\)\s*)?(?:Nr\.\s*)?\d+/\d+(?:/(?:EU|EG|EWG))?"
+    rf"|(?:(?:Gesetzes|Gesetz|Verordnung)\s+(?:über|zur|zum|für|betreffend)\s+[^,;:()\[\]\n§]{{3,150}}?"
     rf"(?=\s*(?:[,;:()\[\]\n§]|\s(?:vom|in der|i\.\s?d\.|und|oder)\s|$))"
     rf"|(?:[A-ZÄÖÜ][{_WORD}]+en\s+)?[A-ZÄÖÜ][{_WORD}\-]*(?:gesetzes|gesetzbuch(?:e?s)?|verordnung|ordnung)(?![{_WORD}]))"
 )
@@ -351,6 +353,9 @@ def _match_act(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
         return end, name[1], text[pos:end], "statute"
     art = syn.article_word.match(text, pos)
     if art:
+        found = _abbrev_at(text, art.end())  # "§ 242 des BGB", "Art. 3 des Grundgesetzes"
+        if found and text[art.end()].isupper():
+            return found[0], found[1], text[pos : found[0]], "statute"
         name = _name_at(text, art.end())
         if name:
             end = _with_paren(text, name[0], name[1])
@@ -970,7 +975,11 @@ def build_act_table(laws_index: str | Path, variants: str | Path | None = None,
     for source, j, title in rows:
         abbrevs = [j] if j else []
         abbrevs += [v for v in derived.get(j, []) if claims[v] == 1 and v not in jurabks]
-        abbrevs += [v for v in extra.get(source, []) if v not in abbrevs]
+        for v in extra.get(source, []):
+            # a listed short title is also written in the genitive: "des Grundgesetzes"
+            for form in (v, v + "es") if v.endswith("gesetz") else (v,):
+                if form not in abbrevs:
+                    abbrevs.append(form)
         names = _genitives(title) if title else []
         sgb = re.fullmatch(r"SGB (\d+)", j)
         if sgb and 1 <= int(sgb.group(1)) <= len(_ORDINALS):

@@ -195,8 +195,10 @@ def act_source(designation: str) -> str | None:
     lowered = _lower_abbrevs().get(text.lower())
     if lowered:
         return lowered
-    key = _name_key(re.sub(r"^(?:des|der|dem|den)\s+", "", text))
-    return acts.by_name.get(key)
+    bare = re.sub(r"^(?:des|der|dem|den)\s+", "", text)
+    if bare != text and bare in acts.by_abbrev:  # "des BGB", "des Grundgesetzes"
+        return acts.by_abbrev[bare]
+    return acts.by_name.get(_name_key(bare))
 
 
 @functools.cache
@@ -907,16 +909,97 @@ def read_titles(tar_path: str | Path) -> dict[str, tuple[str, str]]:
             f = tf.extractfile(member)
             if f is None:
                 continue
-            head = f.read(8000).decode("utf-8", errors="ignore").split("\n---", 1)[0]
+            text = f.read(8000).decode("utf-8", errors="ignore")
+            block = re.search(r"^---\n(.*?)\n---", text, re.S | re.M)
+            if not block:
+                continue
+            head = block.group(1)
+            before = text[: block.start()].strip()  # a title broken over the opening "---" (AufenthG)
             title = re.search(r"^Title: (.*?)(?=\n[A-Za-z]+:|\Z)", head, re.S | re.M)
             jurabk = re.search(r"^jurabk: (.*)$", head, re.M)
             slug = re.search(r"^slug: (.*)$", head, re.M)
             if slug:
                 out[slug.group(1).strip()] = (
                     jurabk.group(1).strip() if jurabk else "",
-                    " ".join(title.group(1).split()) if title else "",
+                    " ".join(f"{before} {title.group(1) if title else ''}".split()),
                 )
     return out
+
+
+_BGBL_HEAD = (
+    re.compile(r"^Fundstelle\n:\s+BGBl (?P<part>I|II):\s*(?P<year>\d{4}),\s*(?P<page>\d+)", re.M),
+    re.compile(r"^Neugefasst durch\n:\s+Bek\. v\. \d+\.\d+\.(?P<year>\d{4}) (?P<part>I|II) (?P<page>\d+)", re.M),
+)
+_BGBL_CITE = re.compile(
+    rf"(?P<name>(?:[A-ZÄÖÜ][{_WORD}]+(?:en|e)\s+)?[A-ZÄÖÜ][{_WORD}\-]*?(?:gesetz|gesetzbuch|ordnung|verordnung)"
+    rf"(?:es|s|e)?)\s+(?:in der Fassung der Bekanntmachung\s+)?vom\s+\d{{1,2}}\.\s*[{_WORD}]+\s+(?P<year>\d{{4}})"
+    r"\s*\(BGBl\.\s*(?P<part>I{1,2})\s*S\.\s*(?P<page>\d+)"
+)
+_GENERIC_TITLE = re.compile(r"^(?:Gesetz|Verordnung|Änderungs|Haushalts(?!struktur)|Durchführungs|Einführungs|"
+                            r"Ausführungs|Begleit|Mantel|Bereinigungs|Anpassungs|Überleitungs)|reform|änderung", re.I)
+
+
+def mine_short_titles(tar_path: str | Path, min_votes: int = 2, agreement: float = 0.8) -> dict[str, str]:
+    """Short titles -> jurabk, learnt from the corpus itself.
+
+    The corpus's titles are long titles (``Gesetz über das Kreditwesen``), while laws cite each
+    other by short title with the promulgation: ``des Kreditwesengesetzes in der Fassung der
+    Bekanntmachung vom 9. September 1998 (BGBl. I S. 2776)``. That BGBl. reference is the
+    ``Fundstelle`` or ``Neugefasst durch`` of exactly one law's header (``Bek. v. 9.9.1998 I
+    2776``), which names the act. A short title is kept when at least ``min_votes`` such
+    citations agree and at least ``agreement`` of its citations point to the same law; generic
+    words (``Änderungsgesetz``, ``Haushaltsgesetz``) are never kept.
+    """
+    import tarfile
+
+    keys: dict[tuple[str, str, str], set[str]] = {}
+    texts: list[str] = []
+    with tarfile.open(tar_path) as tf:
+        for member in tf:
+            if not member.name.endswith("index.md"):
+                continue
+            f = tf.extractfile(member)
+            if f is None:
+                continue
+            text = f.read().decode("utf-8", errors="ignore")
+            jurabk = re.search(r"^jurabk: (.*)$", text[:2000], re.M)
+            if jurabk and jurabk.group(1).strip():
+                for head in _BGBL_HEAD:
+                    for m in head.finditer(text[:6000]):
+                        keys.setdefault((m["part"], m["year"], m["page"]), set()).add(jurabk.group(1).strip())
+            texts.append(" ".join(text.split()))  # the Markdown is hard-wrapped
+    votes: dict[str, Counter] = {}
+    for text in texts:
+        for m in _BGBL_CITE.finditer(text):
+            laws = keys.get((m["part"], m["year"], m["page"]))
+            if laws and len(laws) == 1:
+                votes.setdefault(_nominative(m["name"]), Counter())[next(iter(laws))] += 1
+    out = {}
+    for name, counter in votes.items():
+        (law, n), total = counter.most_common(1)[0], sum(counter.values())
+        # an amending act (jurabk ...ÄndG) only carries its articles: its BGBl. reference is not
+        # the cited law's ("Psychotherapeutengesetz" was Art. 1 of PsychThG_SGB5uaÄndG)
+        if n >= min_votes and n / total >= agreement and not _GENERIC_TITLE.search(name) and "ÄndG" not in law:
+            out[name] = law
+    return out
+
+
+def _nominative(name: str) -> str:
+    """``Kreditwesengesetzes`` -> ``Kreditwesengesetz``, ``Allgemeinen Meisterprüfungsverordnung`` kept."""
+    for end, cut in (("gesetzes", 2), ("gesetzbuches", 2), ("gesetzbuchs", 1)):
+        if name.endswith(end):
+            return name[:-cut]
+    return name
+
+
+def _short_title_forms(short: str) -> list[str]:
+    """A mined short title in the forms a citation uses: nominative and genitive."""
+    forms = [short]
+    if short.endswith("gesetz"):
+        forms.append(short + "es")
+    elif short.endswith("gesetzbuch"):
+        forms += [short + "s", short + "es"]
+    return forms
 
 
 def build_act_table(laws_index: str | Path, variants: str | Path | None = None,
@@ -930,22 +1013,30 @@ def build_act_table(laws_index: str | Path, variants: str | Path | None = None,
     ``SGB V``), ``EGBGB`` style names of introductory acts (``BGBEG``). ``variants`` (default
     ``data/de_act_variants.tsv``: source<TAB>variant|variant<TAB>where the variant comes from)
     adds the listed ones. With ``tar`` (the corpus tarball) titles are read in full from each
-    law's front matter. (A title's parentheses are not read as abbreviations: the corpus's titles
+    law's front matter, and short titles are learnt from the laws' citations of each other by their
+    BGBl. reference (:func:`mine_short_titles`: ``des Kreditwesengesetzes`` -> ``KredWG``). (A title's parentheses are not read as abbreviations: the corpus's titles
     are long titles without the short title, and what they put in parentheses names
     organisations and treaties: ``(EURATOM)``, ``(WTO)``, ``(OSZE)``.) Sozialgesetzbuch books get their names in words and numerals
     (``Fünftes Buch Sozialgesetzbuch``, ``des Zehnten Buches Sozialgesetzbuch``, ``SGB V``).
     """
     from lexir.structure.german import safe_act_id
 
+    full = read_titles(tar) if tar else {}
     rows: list[tuple[str, str, str]] = []
     with open(laws_index, encoding="utf-8", newline="") as f:
         for rec in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
             jurabk = " ".join((rec["jurabk"] or "").split())
-            rows.append((safe_act_id(jurabk, rec["slug"]), jurabk, " ".join((rec["title"] or "").split())))
+            parts = (rec["path"] or "").split("/")
+            slug = rec["slug"] or (parts[1] if len(parts) > 2 else "")
+            title = " ".join((rec["title"] or "").split())
+            if slug in full:  # the tarball's front matter: full titles (and the jurabk where the index lost it)
+                jurabk = jurabk or full[slug][0]
+                title = full[slug][1] or title
+            rows.append((safe_act_id(jurabk, slug), jurabk, title))
+    mined: dict[str, list[str]] = {}  # jurabk -> short titles
     if tar:
-        full = read_titles(tar)
-        by_jurabk = {j: t for j, t in full.values() if j}
-        rows = [(s, j, by_jurabk.get(j) or t) for s, j, t in rows]
+        for name, j in mine_short_titles(tar).items():
+            mined.setdefault(j, []).append(name)
     jurabks = {j for _, j, _ in rows if j}
     derived: dict[str, list[str]] = {}
     for _, j, _ in rows:
@@ -963,6 +1054,7 @@ def build_act_table(laws_index: str | Path, variants: str | Path | None = None,
             forms.append("EG" + eg.group(1))
         derived[j] = forms
     claims = Counter(v for forms in derived.values() for v in forms)
+    titled = {_name_key(n) for _, _, t in rows if t for n in _genitives(t)}  # titles win over mined names
     extra: dict[str, list[str]] = {}  # source id -> variants
     vpath = Path(variants) if variants else Path(str(_data("de_act_variants.tsv")))
     if vpath.is_file():
@@ -981,6 +1073,8 @@ def build_act_table(laws_index: str | Path, variants: str | Path | None = None,
                 if form not in abbrevs:
                     abbrevs.append(form)
         names = _genitives(title) if title else []
+        for short in mined.get(j, []):
+            names += [n for n in _short_title_forms(short) if n not in names and _name_key(n) not in titled]
         sgb = re.fullmatch(r"SGB (\d+)", j)
         if sgb and 1 <= int(sgb.group(1)) <= len(_ORDINALS):
             names += _sgb_names(int(sgb.group(1)))

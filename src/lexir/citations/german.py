@@ -43,6 +43,7 @@ Act ids
 
 from __future__ import annotations
 
+import bisect
 import csv
 import functools
 import re
@@ -154,6 +155,7 @@ class _Acts:
     by_name: dict[tuple[str, ...], str]  # lower-case words -> source
     max_words: int
     first_words: frozenset[str]  # the first word of every name: a quick reject
+    first_tokens: frozenset[str]  # the first token of every abbreviation: a quick reject
 
 
 def _fold(word: str) -> str:
@@ -181,6 +183,7 @@ def _acts() -> _Acts:
         by_name=by_name,
         max_words=max(len(k) for k in by_name),
         first_words=frozenset(k[0] for k in by_name if k),
+        first_tokens=frozenset(a.split()[0] for a in by_abbrev),
     )
 
 
@@ -224,6 +227,10 @@ _YEAR = re.compile(r"\s+(?:19|20)\d\d(?![\d.])")
 def _abbrev_at(text: str, pos: int) -> tuple[int, str] | None:
     """(end, source) of the longest table abbreviation starting at ``pos``."""
     acts = _acts()
+    first = _TOKEN.match(text, pos)
+    if not first or (first.group() not in acts.first_tokens
+                     and first.group().rstrip(".") not in acts.first_tokens):
+        return None
     tokens = []
     p = pos
     for _ in range(acts.max_tokens):
@@ -605,6 +612,7 @@ def _find(
     syn = _syntax()
     out: list[Citation] = []
     groups: list[tuple[int, int]] = []
+    mentions: dict[int, list[tuple[int, str, str]]] = {}  # prose mentions by line, for context
     pos = 0
     for kw in syn.keyword.finditer(text):
         if kw.start() < pos or _number(text, kw.end()) is None:
@@ -646,7 +654,7 @@ def _find(
             if default_act:
                 ref.source, origin[i] = default_act, "default"
             elif group_kind != "collection":
-                ctx = _context_act(text, ref.start, out, ref.keyword)
+                ctx = _context_act(text, ref.start, out, ref.keyword, mentions)
                 if ctx:
                     ref.source, ref.act_raw, ref.kind = ctx
                     origin[i] = "context"
@@ -686,17 +694,16 @@ def _bare_units(text: str, found: list[Citation], groups: list[tuple[int, int]],
     out: list[Citation] = []
     if not found:
         return out
-    cites = sorted(found, key=lambda c: c.end)
+    cites = sorted((c for c in found if c.article and (c.act or c.act_raw)), key=lambda c: c.end)
+    ends = [c.end for c in cites]
+    starts = [s for s, _ in groups]  # groups come in text order and do not overlap
     for m in _BARE_ABS.finditer(text):
-        if any(s <= m.start() < e for s, e in groups):
+        g = bisect.bisect_right(starts, m.start()) - 1
+        if g >= 0 and m.start() < groups[g][1]:
             continue
         line_start = text.rfind("\n", 0, m.start()) + 1
-        prev = None
-        for c in cites:
-            if c.end > m.start():
-                break
-            if c.start >= line_start and c.article and (c.act or c.act_raw):
-                prev = c
+        k = bisect.bisect_right(ends, m.start()) - 1
+        prev = cites[k] if k >= 0 and cites[k].start >= line_start else None
         if prev is None:
             continue
         end, path, _ = _units(text, m.start(), {}, "article")
@@ -713,13 +720,15 @@ def _fits(source: str | None, keyword: str) -> bool:
     return units is None or keyword in units
 
 
-def _context_act(text: str, pos: int, found: list[Citation], keyword: str = "§"
+def _context_act(text: str, pos: int, found: list[Citation], keyword: str = "§",
+                 mentions: dict[int, list[tuple[int, str, str]]] | None = None
                  ) -> tuple[str | None, str, str] | None:
     """(source, as written, kind) of the act named last before ``pos`` in its paragraph: by a
     citation found before (``§ 19 KostO ... § 20``) or in the prose (``Nach dem SGB V ... § 240
     Abs 4 S 1``). A paragraph is a line: headings and the parts of a decision (Tenor, Gründe)
     stand on lines of their own, so context never crosses them. An act that has no articles of
-    the reference's kind is passed over (``Art. 3 GG … § 5``: the Grundgesetz has no §)."""
+    the reference's kind is passed over (``Art. 3 GG … § 5``: the Grundgesetz has no §).
+    ``mentions`` caches the prose mentions of each line (by its start) across calls."""
     line_start = text.rfind("\n", 0, pos) + 1
     best: tuple[int, str | None, str, str] | None = None
     for c in reversed(found):
@@ -727,24 +736,45 @@ def _context_act(text: str, pos: int, found: list[Citation], keyword: str = "§"
                 and _fits(c.act, keyword)):
             best = (c.end, c.act, c.act_raw, c.kind)
             break
-    for m in _MENTION.finditer(text, line_start, pos):
-        if best is not None and m.end() <= best[0]:
+    if mentions is None:
+        mentions = {}
+    if line_start not in mentions:
+        line_end = text.find("\n", pos)
+        mentions[line_start] = _line_mentions(text, line_start, len(text) if line_end < 0 else line_end)
+    for end, source, raw in mentions[line_start]:
+        if end > pos:
+            break
+        if (best is None or end > best[0]) and _fits(source, keyword):
+            best = (end, source, raw, "statute")
+    return best[1:] if best else None
+
+
+def _line_mentions(text: str, start: int, end: int) -> list[tuple[int, str, str]]:
+    """(end, source, as written) of the acts named in ``text[start:end]``, in order."""
+    out: list[tuple[int, str, str]] = []
+    acts = _acts()
+    last = start
+    for m in _MENTION.finditer(text, start, end):
+        if m.start() < last:
             continue
+        word = m.group()
+        if word not in acts.first_tokens and _fold(word) not in acts.first_words:
+            token = _TOKEN.match(text, m.start())
+            if not token or token.group().rstrip(".") not in acts.first_tokens and token.group() not in acts.first_tokens:
+                continue
         hit = _abbrev_at(text, m.start())
         # in prose a two-letter abbreviation is a court or a Land as often as an act (SG: Sozialgericht
         # or Soldatengesetz; MV: Mecklenburg-Vorpommern): only longer ones, and GG and AO, name an act
         if hit and hit[0] - m.start() < 3 and text[m.start() : hit[0]] not in ("GG", "AO"):
             hit = None
-        if hit and hit[0] <= pos and (best is None or hit[0] > best[0]) and _fits(hit[1], keyword):
-            best = (hit[0], hit[1], text[m.start() : hit[0]], "statute")
-            continue
-        name = _name_at(text, m.start())
-        if name and name[0] <= pos and (best is None or name[0] > best[0]) and _fits(name[1], keyword):
-            best = (name[0], name[1], text[m.start() : name[0]], "statute")
-    return best[1:] if best else None
+        found = hit or _name_at(text, m.start())
+        if found and found[0] <= end:
+            out.append((found[0], found[1], text[m.start() : found[0]]))
+            last = found[0]
+    return out
 
 
-_MENTION = re.compile(r"(?<![\w\-])[A-ZÄÖÜ]")
+_MENTION = re.compile(rf"(?<![\w\-])[A-ZÄÖÜ][{_WORD}\d]*")
 
 
 def _range_end(refs: list[_Ref], i: int) -> int:

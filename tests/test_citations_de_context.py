@@ -96,6 +96,10 @@ def test_collections_and_commentaries_are_not_statutes(decisions):
     kinds = {c.text: c.kind for c in find_citations(sentence, kinds=None)}
     assert kinds["§ 3 UWG"] == "commentary"
     assert "§ 3 UWG" not in {c.text for c in find_citations(sentence)}
+    # a § right after a book's edition, with no act after it, is a place in the book
+    sentence = _sentence(decisions[BAG], "7. Aufl., 1963, § 54 III 5")
+    (c,) = [c for c in find_citations(sentence, kinds=None) if c.article == "54"]
+    assert c.kind == "commentary"
 
 
 def test_partly_repealed_act_is_flagged_only_for_missing_paragraphs(decisions):

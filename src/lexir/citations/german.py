@@ -92,6 +92,7 @@ class _Syntax:
     reporter: re.Pattern[str]
     collection: re.Pattern[str]
     commentary: re.Pattern[str]
+    literature: re.Pattern[str]
 
 
 @functools.cache
@@ -140,6 +141,7 @@ def _syntax() -> _Syntax:
             rf"(?<![{_WORD}])(?:{_alternation(kinds['collection'])})\s+\d[\d.\-]*(?:\s+\d[\d.\-]*)?\s*$"
         ),
         commentary=re.compile(rf"\s*,?\s*(?:{_alternation(kinds['commentary'])})\s*\d"),
+        literature=re.compile(rf"(?<![{_WORD}])(?:{_alternation(kinds['literature'])})(?:\s*,?\s*(?:19|20)\d\d)?\s*,?\s*$"),
         not_acts=frozenset(
             line.strip()
             for line in _data("de_not_acts.txt").read_text(encoding="utf-8").splitlines()
@@ -624,6 +626,8 @@ def _find(
         group_kind = "collection" if syn.reporter.search(before) or syn.collection.search(before) else None
         if group_kind is None and syn.commentary.match(text, pos):
             group_kind = "commentary"  # "§ 3 UWG Rdn. 4": a commentary's note on the §
+        elif group_kind is None and syn.literature.search(before) and not any(r.has_act for r in refs):
+            group_kind = "commentary"  # "7. Aufl., 1963, § 54 III 5": a place in a book
         prefix = _prefix_act(text, kw.start()) if group_kind != "collection" else None
         origin: dict[int, str] = {}
         for i, ref in enumerate(refs):

@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 def bench_refex(data: Path) -> None:
     docs = load_refex(data / "de" / "refex")
-    german.find_citations("§ 1 BGB")  # load the tables first: they are not part of the throughput
+    # load the tables first (acts, units, non-statutes, repealed acts): not part of the throughput
+    german.find_citations("Nach dem BGB gilt § 1 Abs. 2, § 2 der Satzung, § 3 FGG. Nach Abs. 2 ist es so.")
     for expand in (False, True):
         t, c = time.perf_counter(), time.process_time()
         found = {d.id: german.find_citations(d.text, expand_ranges=expand) for d in docs}

@@ -11,7 +11,7 @@ from lexir.io import FormatError
 
 def test_pl_codes_are_cleaned_and_split(data_dir):
     corpus = registry.load("pl-codes", data_dir)
-    assert len(corpus) == 4317 and corpus.act_ids() == ["kc", "kk", "kks", "kpa", "kpc"]
+    assert len(corpus) == 4318 and corpus.act_ids() == ["kc", "kk", "kks", "kpa", "kpc"]
     assert "kc::22^1" in corpus and "kc::4^1" not in corpus
     text = corpus["kk::4"].text
     assert "wymierzoną" in text and "-\n" not in text and "  " not in text

@@ -17,6 +17,7 @@ An experiment file (YAML)::
       pl-exams/test: {bm25-raw: {nDCG@10: 0.521}}
     tolerance: 0.001
     slow: false                                        # true: costly to reproduce (dense encoding)
+    answer: {conditions: [none, bm25-stem, oracle], k: 5}  # optional: answer evaluation (LLM)
 
 Runs are cached in the output folder under a key of system, parameters, corpus and query
 set, so a rerun recomputes only what changed. Expected scores, when recorded, are checked
@@ -25,6 +26,7 @@ and any difference beyond the tolerance is reported as a regression.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 from collections.abc import Callable
@@ -75,6 +77,7 @@ class Experiment:
     depth: int = RUN_DEPTH
     output: Path = Path("results")
     slow: bool = False  # reproduced by the test suite only on request (LEXIR_SLOW_EXPERIMENTS=1)
+    answer: Any = None  # lexir.llm.answer.AnswerSettings: the optional ``answer:`` section
 
     @classmethod
     def from_file(cls, path: str | Path) -> Experiment:
@@ -141,11 +144,19 @@ class Experiment:
         except ValueError as err:
             fail("measures", str(err))
         output = Path(raw.get("output") or (path.parent / "results" / path.stem))
+        answer = None
+        if raw.get("answer") is not None:
+            from lexir.llm.answer import AnswerSettings
+
+            try:
+                answer = AnswerSettings.from_dict(raw["answer"], names, [d for d, _ in datasets])
+            except ValueError as err:
+                raise ExperimentError(f"{path}: {err}") from None
         return cls(
             name=str(raw.get("name", path.stem)), datasets=datasets, systems=systems, baseline=baseline,
             measures=measures, tests=tests, expected=raw.get("expected") or {},
             tolerance=float(raw.get("tolerance", 1e-3)), depth=int(raw.get("depth", RUN_DEPTH)), output=output,
-            slow=bool(raw.get("slow", False)),
+            slow=bool(raw.get("slow", False)), answer=answer,
         )
 
 
@@ -156,6 +167,7 @@ class DatasetResult:
     run_paths: dict[str, Path]
     regressions: list[str]
     reused: list[str]
+    answers: Any = None  # lexir.llm.answer.AnswerEval, for the dataset the answer section names
 
 
 def queryset_fingerprint(queries: QuerySet) -> str:
@@ -167,8 +179,9 @@ def queryset_fingerprint(queries: QuerySet) -> str:
 
 def run_experiment(
     exp: Experiment, data_dir: str | Path | None = None, log: Callable[[str], None] = print,
-    progress_factory: Callable[[str, int], Callable[[int], None]] | None = None,
+    progress_factory: Callable[[str, int], Callable[[int], None]] | None = None, plots: Path | None = None,
 ) -> list[DatasetResult]:
+    """Run every dataset; ``plots``: a folder for the Hit@k, per-round and accuracy plots."""
     results = []
     for dataset, split in exp.datasets:
         bench = load_benchmark(dataset, data_dir)
@@ -194,6 +207,10 @@ def run_experiment(
                 progress = progress_factory(entry.name, len(queries)) if progress_factory else None
                 runs[entry.name] = retriever.search_many(queries.queries, exp.depth, progress)
                 write_run(runs[entry.name], path, tag=entry.name, k=exp.depth)
+                # multi-round systems (ReAct): the run after each round, beside the run (for plots)
+                for rnd, round_run in sorted((getattr(retriever, "run_by_round", None) or {}).items()):
+                    write_run(round_run, path.with_suffix(f".round{rnd}.trec"), tag=f"{entry.name}@{rnd}",
+                              k=exp.depth)
             paths[entry.name] = path
         comparison = compare(runs, queries.qrels, exp.baseline, measures=exp.measures, tests=exp.tests)
         regressions = check_expected(comparison, exp.expected.get(key, {}), exp.tolerance)
@@ -202,8 +219,31 @@ def run_experiment(
         Path(f"{out}.md").write_text(to_markdown(comparison), encoding="utf-8")
         Path(f"{out}.tex").write_text(to_latex(comparison), encoding="utf-8")
         Path(f"{out}.json").write_text(json.dumps(comparison.to_dict(), indent=1), encoding="utf-8")
-        results.append(DatasetResult(key, comparison, paths, regressions, reused))
+        answers = None
+        if exp.answer is not None and (exp.answer.dataset or exp.datasets[0][0]) == dataset:
+            from lexir.llm.answer import run_answer_settings, write_answer_files
+
+            log(f"{key}: answering with context {', '.join(exp.answer.conditions)}")
+            answers = run_answer_settings(exp.answer, bench.corpus, queries, runs, title=f"{exp.name}: {key}",
+                                          progress_factory=progress_factory)
+            write_answer_files(answers, f"{out}.answer")
+        if plots is not None:
+            from lexir.evaluation.plots import write_plots
+
+            write_plots(plots, key.replace("/", "__"), runs, queries.qrels, _round_runs(paths),
+                        answers.table if answers else None, exp.tests, answers.chance if answers else None,
+                        title=key)
+        results.append(DatasetResult(key, comparison, paths, regressions, reused, answers))
     return results
+
+
+def _round_runs(paths: dict[str, Path]) -> dict[str, dict[int, dict]]:
+    """The per-round runs saved beside each run (``<name>.<key>.round<r>.trec``), by system."""
+    out: dict[str, dict[int, dict]] = {}
+    for name, path in paths.items():
+        for found in path.parent.glob(glob.escape(path.stem) + ".round*.trec"):
+            out.setdefault(name, {})[int(found.suffixes[-2].removeprefix(".round"))] = read_run(found)
+    return out
 
 
 def check_expected(comparison: Comparison, expected: dict[str, dict[str, float]], tolerance: float) -> list[str]:

@@ -359,7 +359,8 @@ def sweep(
 
 @app.command()
 @guarded
-def experiment(config: Path, data_dir: Path = DataDir):
+def experiment(config: Path, data_dir: Path = DataDir,
+               plots: Path = typer.Option(None, "--plots", help="Folder for Hit@k, per-round and accuracy plots")):
     """Run an experiment file (datasets x systems -> runs, table, tests; cached)."""
     from lexir.evaluation import to_rich_table
     from lexir.experiment import Experiment, run_experiment
@@ -379,16 +380,21 @@ def experiment(config: Path, data_dir: Path = DataDir):
                 bars[name].stop()
         return advance
 
-    results = run_experiment(exp, data_dir, log=lambda m: err.print(m, highlight=False), progress_factory=progress_factory)
+    results = run_experiment(exp, data_dir, log=lambda m: err.print(m, highlight=False),
+                             progress_factory=progress_factory, plots=plots)
     bad = False
     for result in results:
         console.print(to_rich_table(result.comparison))
+        if result.answers is not None:
+            from lexir.evaluation.answers import to_rich_tables
+
+            console.print(*to_rich_tables(result.answers.table))
         if result.reused:
             err.print(f"[dim]{result.key}: reused cached runs of {', '.join(result.reused)}[/]")
         for problem in result.regressions:
             err.print(f"[bold red]regression[/] {result.key}: {problem}")
             bad = True
-    err.print(f"tables written under {exp.output}")
+    err.print(f"tables written under {exp.output}" + (f", plots under {plots}" if plots else ""))
     if bad:
         raise typer.Exit(1)
 
@@ -550,6 +556,9 @@ def demo(
     from lexir.demo import run_demo
 
     run_demo(console, err, system, params)
+
+
+from lexir.cli import answer as _answer  # noqa: E402,F401  (registers answer-eval)
 
 
 def main() -> None:  # pragma: no cover

@@ -180,7 +180,9 @@ def load_polishlawllm_exams(
         if reason:
             dropped.append((qid, reason, detail or basis))
             continue
-        meta = {"year": year, "exam_type": row["exam_type"], "legal_basis": basis, "answer": row.get("answer")}
+        # question and options kept apart from the query text, for answering (lexir.llm.answer)
+        meta = {"year": year, "exam_type": row["exam_type"], "legal_basis": basis, "answer": row.get("answer"),
+                "question": question.strip(), "options": {str(k): str(v) for k, v in options.items()}}
         queries.append(Query(qid, query_text(question, options, fields), meta))
         qrels[qid] = {g: 1 for g in gold}
         split = "tune" if year in TUNE_YEARS else "test" if year in TEST_YEARS else "other"
@@ -216,8 +218,12 @@ def load_orycore_exam(path: str | Path, corpus: Corpus, fields: str = "question+
         if reason:
             dropped.append((qid, reason, detail or str(item.get("legal_basis_raw"))))
             continue
-        meta = {"legal_basis": item.get("legal_basis_raw"), "answer": item.get("correct")}
-        queries.append(Query(qid, query_text(question, item.get("options"), fields), meta))
+        options = item.get("options") or {}
+        if not isinstance(options, dict):
+            raise FormatError(path, None, "expected an object of options", field=f"{where}.options")
+        meta = {"legal_basis": item.get("legal_basis_raw"), "answer": item.get("correct"),
+                "question": question.strip(), "options": {str(k): str(v) for k, v in options.items()}}
+        queries.append(Query(qid, query_text(question, options, fields), meta))
         qrels[qid] = {g: 1 for g in gold}
     exam = data.get("exam") or {}
     return QuerySet(name or str(exam.get("id") or path.stem), queries, qrels, dropped)

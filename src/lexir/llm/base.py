@@ -74,6 +74,34 @@ def numbered(docs: Sequence[Document], chars: int) -> str:
     return "\n".join(lines)
 
 
+def ask(client: LLMClient, system: str, prompt: str, values: Mapping[str, Any], parse: Callable[[str], Parsed], *,
+        schema: Mapping[str, Any] | None, qid: str, role: str, max_tokens: int | None = None,
+        step: int = 0) -> Parsed:
+    """One call, parsed; a malformed answer is shown to the model once with what was wrong.
+
+    The second answer is used even when malformed: its ``value`` is the parser's documented
+    fallback. ``<system>:retry`` and ``<system>:fallback`` count both events.
+    """
+    messages = prompts.render(prompt, **values)
+    result = client.chat(messages, schema=schema, system=system, qid=qid, role=role,
+                         max_tokens=max_tokens, step=step)
+    parsed = parse(result.text)
+    result.record.status = str(parsed.status)
+    if parsed.status is Status.OK:
+        return parsed
+    client.accounting.note(system, "retry")
+    messages = [*messages, {"role": "assistant", "content": result.text[:4000]},
+                {"role": "user", "content": f"That answer could not be used ({parsed.detail or parsed.status}). "
+                                            "Answer again with only the JSON object asked for."}]
+    result = client.chat(messages, schema=schema, system=system, qid=qid, role=role + ":retry",
+                         max_tokens=max_tokens, step=step)
+    second = parse(result.text)
+    result.record.status = str(second.status)
+    if second.status is not Status.OK:
+        client.accounting.note(system, "fallback")
+    return second
+
+
 class LLMRetriever(Retriever):
     """A retriever that asks an LLM; ``accounting`` holds this system's calls only."""
 
@@ -94,29 +122,9 @@ class LLMRetriever(Retriever):
     def ask(self, prompt: str, values: Mapping[str, Any], parse: Callable[[str], Parsed], *,
             schema: Mapping[str, Any] | None, qid: str, role: str, max_tokens: int | None = None,
             step: int = 0) -> Parsed:
-        """One call, parsed; a malformed answer is shown to the model once with what was wrong.
-
-        The second answer is used even when malformed: its ``value`` is the parser's documented
-        fallback. ``<system>:retry`` and ``<system>:fallback`` count both events.
-        """
-        messages = prompts.render(prompt, **values)
-        result = self.client.chat(messages, schema=schema, system=self.name, qid=qid, role=role,
-                                  max_tokens=max_tokens, step=step)
-        parsed = parse(result.text)
-        result.record.status = str(parsed.status)
-        if parsed.status is Status.OK:
-            return parsed
-        self.client.accounting.note(self.name, "retry")
-        messages = [*messages, {"role": "assistant", "content": result.text[:4000]},
-                    {"role": "user", "content": f"That answer could not be used ({parsed.detail or parsed.status}). "
-                                                "Answer again with only the JSON object asked for."}]
-        result = self.client.chat(messages, schema=schema, system=self.name, qid=qid, role=role + ":retry",
-                                  max_tokens=max_tokens, step=step)
-        second = parse(result.text)
-        result.record.status = str(second.status)
-        if second.status is not Status.OK:
-            self.client.accounting.note(self.name, "fallback")
-        return second
+        """One call, parsed, with one corrective retry (see :func:`ask`)."""
+        return ask(self.client, self.name, prompt, values, parse, schema=schema, qid=qid, role=role,
+                   max_tokens=max_tokens, step=step)
 
     # -- running --------------------------------------------------------------------------------
 

@@ -227,3 +227,68 @@ ANALYSIS_SCHEMA = {"type": "object", "properties": {
     "acts": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
     "provisions": {"type": "array", "items": {"type": "string"}, "maxItems": 10}},
     "required": ["domain", "acts", "provisions"]}
+
+
+# multiple-choice answers ----------------------------------------------------------------------
+
+_LETTER = re.compile(r"^\W*([A-Za-z])(?:\W*$|[).:]\s)")
+
+
+def _option_letter(value: Any, letters: Sequence[str]) -> str | None:
+    """``"B"``, ``"b"``, ``"(B)"``, ``"B) text of the option"`` -> ``"B"``; None when it names no option."""
+    if not isinstance(value, str):
+        return None
+    m = _LETTER.match(value.strip() + " ")
+    letter = m.group(1).upper() if m else None
+    return letter if letter in letters else None
+
+
+def parse_answer(text: str, letters: Sequence[str], ids: Sequence[str] = ()) -> Parsed:
+    """A chosen option and cited provisions, from ``{"answer": "B", "cite": [2, 1]}``.
+
+    ``ids`` are the provisions in the prompt, numbered 1..n; a citation may be a number or the
+    id itself. ``value`` is ``(letter or None, [cited ids])`` even for malformed answers: the
+    letter when one names an option, and the valid citations. ``wrong_format``: no JSON, no
+    option named, or only citations outside 1..n; ``missing_items``: provisions were given but
+    no ``cite`` list came back; ``repetition``: a looping answer, or a provision cited twice
+    more than once.
+    """
+    data = extract_json(text)
+    if not isinstance(data, dict):
+        status = Status.REPETITION if looks_repetitive(text) else Status.WRONG_FORMAT
+        return Parsed((None, []), status, "no JSON object in the answer")
+    letter = _option_letter(data.get("answer"), letters)
+    cited: list[str] = []
+    repeats = invalid = 0
+    raw = data.get("cite")
+    if isinstance(raw, int | str) and not isinstance(raw, bool):
+        raw = [raw]
+    for x in raw if isinstance(raw, list) else []:
+        i = _as_int(x)
+        doc = ids[i - 1] if i is not None and 1 <= i <= len(ids) else x if isinstance(x, str) and x in ids else None
+        if doc is None:
+            invalid += 1
+        elif doc in cited:
+            repeats += 1
+        else:
+            cited.append(doc)
+    value = (letter, cited)
+    extra = {"repeats": repeats, "invalid": invalid}
+    if letter is None:
+        return Parsed(value, Status.WRONG_FORMAT,
+                      f"'answer' must be one of {', '.join(letters)}, got {data.get('answer')!r}", extra)
+    if ids and not isinstance(raw, list):
+        return Parsed(value, Status.MISSING_ITEMS, "no 'cite' list of provision numbers", extra)
+    if repeats > 1:
+        return Parsed(value, Status.REPETITION, f"{repeats} provisions cited twice", extra)
+    if invalid and not cited:
+        return Parsed(value, Status.WRONG_FORMAT, f"cited numbers must lie in 1..{len(ids)}", extra)
+    return Parsed(value, Status.OK, "", extra)
+
+
+def answer_schema(letters: Sequence[str], n: int) -> dict:
+    """``{"answer": one of letters, "cite": [1..n]}``; without provisions (closed book) no ``cite``."""
+    props: dict[str, Any] = {"answer": {"type": "string", "enum": list(letters)}}
+    if n:
+        props["cite"] = {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": n}, "maxItems": n}
+    return {"type": "object", "properties": props, "required": list(props)}

@@ -12,7 +12,7 @@ from pathlib import Path
 from string import Template
 
 NAMES = ("reform_sparse", "reform_dense", "react_planner", "react_observer", "rerank", "surrogate",
-         "query_analysis", "translate")
+         "query_analysis", "translate", "answer", "answer_closed")
 
 
 @functools.lru_cache(maxsize=64)

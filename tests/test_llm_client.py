@@ -251,3 +251,12 @@ def test_prompts_render_all_templates():
         assert all(f"<{k}>" in text for k in values) and "$" not in messages[-1]["content"]
     with pytest.raises(KeyError):
         prompts.render("rerank", query="q")
+
+
+def test_cache_key_includes_the_endpoint():
+    from lexir.llm.client import request_key
+
+    messages = [{"role": "user", "content": "Który artykuł?"}]
+    a = request_key("qwen", messages, {"temperature": 0}, "http://127.0.0.1:8001/v1")
+    b = request_key("qwen", messages, {"temperature": 0}, "http://127.0.0.1:8002/v1")
+    assert a != b and a == request_key("qwen", messages, {"temperature": 0}, "http://127.0.0.1:8001/v1/")

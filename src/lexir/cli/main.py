@@ -47,13 +47,17 @@ def guarded(fn):
     from lexir.datasets.registry import DatasetError
     from lexir.experiment import ExperimentError
     from lexir.io import FormatError
+    from lexir.llm.client import BudgetExhausted, LLMError
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (DatasetError, FormatError, ExperimentError, CLIError, ValueError, FileNotFoundError) as exc:
+        except (DatasetError, FormatError, ExperimentError, CLIError, ValueError, FileNotFoundError,
+                BudgetExhausted, LLMError) as exc:
             fail(str(exc))
+        except ImportError as exc:  # an optional extra that is not installed
+            fail(f"{exc} (an optional part of lexir is not installed; see the README's install lines)")
 
     return wrapper
 

@@ -44,7 +44,8 @@ ENV_MODEL = "LEXIR_LLM_MODEL"
 ENV_API_KEY = "LEXIR_LLM_API_KEY"
 ENV_CONFIG = "LEXIR_LLM_CONFIG"
 JSON_MODES = ("json_schema", "json_object", "none")
-CACHE_VERSION = 1
+# 2: the endpoint is part of the key (two servers naming their models alike no longer share answers)
+CACHE_VERSION = 2
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -208,8 +209,11 @@ class CallCache:
             self._db.close()
 
 
-def request_key(model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any]) -> str:
-    blob = json.dumps({"v": CACHE_VERSION, "model": model, "messages": list(messages), "params": dict(params)},
+def request_key(model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any],
+                base_url: str = "") -> str:
+    """The cache key of one request: endpoint, model, messages and sampling parameters."""
+    blob = json.dumps({"v": CACHE_VERSION, "endpoint": base_url.rstrip("/"), "model": model,
+                       "messages": list(messages), "params": dict(params)},
                       sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -260,7 +264,7 @@ class LLMClient:
             params["response_format"] = self._response_format(schema)
         params.update(cfg.extra_body)
         messages = [dict(m) for m in messages]
-        key = request_key(cfg.model, messages, params)
+        key = request_key(cfg.model, messages, params, cfg.base_url)
         result = self.cache.get(key) if self.cache is not None else None
         if result is None:
             with self._budget_lock:

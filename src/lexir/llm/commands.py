@@ -24,12 +24,14 @@ def make_client(base_url: str | None = None, model: str | None = None, config_fi
 
 def annotate_command(corpus: str, out: str | Path | None = None, *, base_url: str | None = None,
                      model: str | None = None, config_file: str | Path | None = None, concurrency: int | None = None,
-                     limit: int | None = None, data_dir: str | Path | None = None, progress: bool = True):
+                     limit: int | None = None, data_dir: str | Path | None = None, progress: bool = True,
+                     runner=None):
     """Annotate the articles of dataset ``corpus`` (a registry name) with surrogates.
 
     Writes (or resumes) ``out``, default ``<cache>/surrogates/<corpus>-<fingerprint>.jsonl``
     — the path the surrogate systems read by default. Returns the
-    :class:`~lexir.llm.surrogates.AnnotationReport` (print it).
+    :class:`~lexir.llm.surrogates.AnnotationReport` (print it). ``runner``: where the calls are
+    made (see :func:`~lexir.llm.surrogates.annotate`; default: here, on the client's threads).
     """
     from lexir.datasets import registry
     from lexir.llm.surrogates import annotate
@@ -38,7 +40,7 @@ def annotate_command(corpus: str, out: str | Path | None = None, *, base_url: st
     docs = getattr(loaded, "corpus", loaded)
     client = make_client(base_url, model, config_file, concurrency=concurrency)
     try:
-        return annotate(docs, client, out, progress=progress, limit=limit)
+        return annotate(docs, client, out, progress=progress, limit=limit, runner=runner)
     finally:
         client.close()
 

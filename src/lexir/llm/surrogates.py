@@ -90,14 +90,46 @@ def load_surrogates(path: str | Path, corpus: Corpus | None = None) -> dict[str,
     return records
 
 
+def annotation_helper(corpus: Corpus, client: LLMClient) -> LLMRetriever:
+    """The asker behind annotation; its calls are accounted as system ``annotate``."""
+    helper = LLMRetriever(corpus, client)
+    helper.name = "annotate"
+    return helper
+
+
+def annotate_one(corpus: Corpus, helper: LLMRetriever, doc: Document, chars: int = 3000) -> dict:
+    """One article's surrogate record (one call, or two when the first answer is malformed)."""
+    act = corpus.acts[doc.act].title if doc.act in corpus.acts else doc.act
+    parsed = helper.ask("surrogate", {"act": act or doc.act, "article_id": doc.id, "language": helper.language,
+                                      "text": clip(doc.text, chars)},
+                        lambda t: parsing.parse_object(t, FIELDS), schema=parsing.SURROGATE_SCHEMA,
+                        qid=f"doc:{doc.id}", role="annotate", max_tokens=700)
+    data = parsed.value if isinstance(parsed.value, dict) else {}
+    rec: dict[str, Any] = {"id": doc.id, "status": str(parsed.status)}
+    for key in FIELDS:
+        value = data.get(key)
+        if key in ("concepts", "questions"):
+            rec[key] = [str(v).strip() for v in value if str(v).strip()] if isinstance(value, list) else []
+        else:
+            rec[key] = str(value).strip() if isinstance(value, str) else ""
+    return rec
+
+
+# Annotates articles somewhere else (Ray): (corpus, client, articles, chars, done(article, record)).
+AnnotationRunner = Callable[[Corpus, LLMClient, list[Document], int, Callable[[Document, dict], None]], None]
+
+
 def annotate(corpus: Corpus, client: LLMClient, out_path: str | Path | None = None,
              progress: bool | Callable[[int, Usage], None] = True, limit: int | None = None,
-             chars: int = 3000) -> AnnotationReport:
+             chars: int = 3000, runner: AnnotationRunner | None = None) -> AnnotationReport:
     """Annotate every article of ``corpus`` not yet in ``out_path`` (default :func:`default_path`).
 
     ``progress``: True shows a rich progress bar with the running token count, a callable
     gets ``(articles done, usage so far)`` after each article, False is silent. ``limit``
-    annotates at most that many new articles (for a trial or a budget).
+    annotates at most that many new articles (for a trial or a budget). ``runner`` annotates
+    the articles elsewhere (:class:`lexir.distributed.RayAnnotator`): it gets ``(corpus, client,
+    articles, chars, done)`` and calls ``done(article, record)`` in this process as each
+    finishes, having added every call's record to ``client.accounting``.
     """
     path = Path(out_path) if out_path else default_path(corpus)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -119,26 +151,8 @@ def annotate(corpus: Corpus, client: LLMClient, out_path: str | Path | None = No
     todo = [d for d in corpus if d.id not in done]
     if limit is not None:
         todo = todo[:limit]
-    helper = LLMRetriever(corpus, client)
-    helper.name = "annotate"
     start_records = len(client.accounting.records)
     statuses: dict[str, int] = {}
-
-    def one(doc: Document) -> dict:
-        act = corpus.acts[doc.act].title if doc.act in corpus.acts else doc.act
-        parsed = helper.ask("surrogate", {"act": act or doc.act, "article_id": doc.id, "language": helper.language,
-                                          "text": clip(doc.text, chars)},
-                            lambda t: parsing.parse_object(t, FIELDS), schema=parsing.SURROGATE_SCHEMA,
-                            qid=f"doc:{doc.id}", role="annotate", max_tokens=700)
-        data = parsed.value if isinstance(parsed.value, dict) else {}
-        rec: dict[str, Any] = {"id": doc.id, "status": str(parsed.status)}
-        for key in FIELDS:
-            value = data.get(key)
-            if key in ("concepts", "questions"):
-                rec[key] = [str(v).strip() for v in value if str(v).strip()] if isinstance(value, list) else []
-            else:
-                rec[key] = str(value).strip() if isinstance(value, str) else ""
-        return rec
 
     def usage_now() -> Usage:
         u = Usage()
@@ -169,7 +183,11 @@ def annotate(corpus: Corpus, client: LLMClient, out_path: str | Path | None = No
                 progress(count, usage_now())
 
         try:
-            client.map(one, todo, on_done=write)
+            if runner is None:
+                helper = annotation_helper(corpus, client)
+                client.map(lambda doc: annotate_one(corpus, helper, doc, chars), todo, on_done=write)
+            else:
+                runner(corpus, client, todo, chars, write)
         finally:
             if bar is not None:
                 bar.stop()

@@ -174,14 +174,16 @@ def search(
     index: Path = typer.Option(None, "--index", help="A saved index folder"),
     language: str = typer.Option(None, "--language"),
     fmt: str = typer.Option("table", "--format", help="table | json (for scripts)"),
+    as_of: str = typer.Option(None, "--as-of", help="Only provisions in force on this date (YYYY-MM-DD)"),
     data_dir: Path = DataDir,
 ):
     """Search one question and print ranked articles with their citation and a snippet."""
     from lexir.citations.format import format_citation
+    from lexir.datasets.generic import with_as_of
 
     if fmt not in ("table", "json"):
         raise CLIError(f"--format {fmt!r}: valid: table, json")
-    corp = _corpus(corpus, language, data_dir)
+    corp = _corpus(with_as_of(corpus, as_of), language, data_dir)
     retriever = _retriever(corp, system, params, index)
     hits = retriever.search(query, k)
     if fmt == "json":
@@ -215,13 +217,16 @@ def run(
     index: Path = typer.Option(None, "--index", help="Use a saved index folder"),
     qrels_out: Path = typer.Option(None, "--qrels-out", help="Also write the gold as TREC qrels"),
     k: int = typer.Option(100, "-k"),
+    as_of: str = typer.Option(None, "--as-of", help="Only provisions in force on this date (YYYY-MM-DD)"),
     data_dir: Path = DataDir,
 ):
     """Run a system over a query set and write a TREC run."""
     from lexir.datasets import registry
-    from lexir.datasets.generic import is_path, load_benchmark, load_queries
+    from lexir.datasets.generic import is_path, load_benchmark, load_queries, split_as_of, with_as_of
     from lexir.io import write_qrels, write_run
     from lexir.pipeline import retrieve
+
+    corpus = with_as_of(corpus, as_of)
 
     if queries is not None:
         if not queries_format:
@@ -231,7 +236,7 @@ def run(
         if qset.dropped:
             err.print(f"[yellow]{len(qset.dropped)} queries dropped (no usable gold); lexir stats explains[/]")
     else:
-        if not is_path(corpus) and not registry.get(corpus).has("queries"):
+        if not is_path(corpus) and not registry.get(split_as_of(corpus)[0]).has("queries"):
             raise CLIError(f"dataset {corpus!r} has no queries; pass --queries")
         bench = load_benchmark(corpus, data_dir, language, notify=lambda m: err.print(f"[yellow]{m}[/]"))
         corp, qset = bench.corpus, bench.queries
@@ -364,12 +369,18 @@ def sweep(
 @app.command()
 @guarded
 def experiment(config: Path, data_dir: Path = DataDir,
-               plots: Path = typer.Option(None, "--plots", help="Folder for Hit@k, per-round and accuracy plots")):
+               plots: Path = typer.Option(None, "--plots", help="Folder for Hit@k, per-round and accuracy plots"),
+               as_of: str = typer.Option(None, "--as-of", help="Datasets as in force on this date "
+                                                                "(entries without their own as_of)")):
     """Run an experiment file (datasets x systems -> runs, table, tests; cached)."""
+    from lexir.datasets.generic import split_as_of, with_as_of
     from lexir.evaluation import to_rich_table
     from lexir.experiment import Experiment, run_experiment
 
     exp = Experiment.from_file(config)
+    if as_of:
+        exp.datasets = [(name if split_as_of(name)[1] else with_as_of(name, as_of), split)
+                        for name, split in exp.datasets]
     bars = {}
 
     def progress_factory(name, total):

@@ -147,18 +147,26 @@ def _retriever(corp, system: str, params: list[str], index: Path | None = None, 
 def index(
     corpus: str = typer.Argument(..., help="Registered dataset or path (BEIR folder, JSONL, code JSON)"),
     output: Path = typer.Option(..., "--output", "-o", help="Index folder to write"),
-    system: str = typer.Option("bm25", "--system"),
+    system: str = typer.Option(None, "--system", help="Any saveable system (default bm25; with --as-of "
+                               "bm25-inc, which `lexir index update` moves to another date)"),
     params: list[str] = Params,
     language: str = typer.Option(None, "--language", help="Corpus language (for a corpus given by path)"),
+    as_of: str = typer.Option(None, "--as-of", help="Only provisions in force on this date (YYYY-MM-DD)"),
     data_dir: Path = DataDir,
 ):
     """Build any saveable system (bm25, dense, bm25-chunks ...) and save it to a folder
     (loaded, memory-mapped where the system allows, by search/run --index)."""
+    from lexir.datasets.generic import split_as_of, with_as_of
     from lexir.retrieval.build import save_index
 
+    system = system or ("bm25-inc" if as_of else "bm25")
+    corpus = with_as_of(corpus, as_of)
     corp = _corpus(corpus, language, data_dir)
     start = time.perf_counter()
     retriever = _retriever(corp, system, params, cache=False)
+    if hasattr(retriever, "source"):  # what `lexir index update` reloads at another date
+        name, day = split_as_of(corpus)
+        retriever.source = {"dataset": name, "as_of": day, "language": language}
     save_index(retriever, output, system)
     console.print(f"indexed {len(corp)} documents in {time.perf_counter() - start:.1f}s -> {output}")
 
@@ -580,5 +588,12 @@ def main() -> None:  # pragma: no cover
     sys.exit(app())
 
 
+# Commands defined in their own modules register themselves on `app`.
+from lexir.cli import history  # noqa: E402, F401
+
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    # `python -m lexir.cli.main` runs this file as __main__; the commands of other modules
+    # registered themselves on the importable lexir.cli.main, so run that one.
+    from lexir.cli.main import main as _main
+
+    _main()

@@ -123,6 +123,14 @@ class IncrementalBM25(Retriever):
         self.fingerprint = corpus.fingerprint
         return changed, deleted
 
+    def apply(self, upserts: Iterable[Document], deletes: Iterable[str], fingerprint: str = "") -> tuple[int, int]:
+        """Apply a change set the caller already knows (``StatuteHistory.changes(old, new)``), without
+        hashing the unchanged documents as :meth:`update_to` must; ``fingerprint`` is the resulting
+        corpus's, when the caller vouches that the index then holds exactly it."""
+        counts = self.upsert(upserts), self.delete(deletes)
+        self.fingerprint = fingerprint
+        return counts
+
     def _apply(self, remove: Sequence[int], add: Sequence[Document],
                progress: Callable[[int], None] | None = None) -> None:
         removed: dict[int, list[int]] = {}

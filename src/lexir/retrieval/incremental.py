@@ -134,6 +134,9 @@ class IncrementalBM25(Retriever):
     def _apply(self, remove: Sequence[int], add: Sequence[Document],
                progress: Callable[[int], None] | None = None) -> None:
         removed: dict[int, list[int]] = {}
+        # slots removed in this call: their postings go before new documents may reuse the slots
+        dead = np.zeros(len(self.doc_ids), dtype=bool)
+        dead[list(remove)] = True
         for slot in remove:
             for t in self._doc_terms[slot].tolist():
                 removed.setdefault(t, []).append(slot)
@@ -171,8 +174,8 @@ class IncrementalBM25(Retriever):
                 progress(1)
         for t in removed.keys() | added.keys():
             slots, tf = self._post.get(t, _EMPTY)
-            if t in removed:
-                keep = ~np.isin(slots, removed[t])
+            if t in removed:  # one gather per term, however many of its documents went
+                keep = ~dead[slots]
                 slots, tf = slots[keep], tf[keep]
             if t in added:
                 new_slots, new_tf = added[t]

@@ -128,3 +128,19 @@ def test_registered_dataset_has_all_laws(data_dir):
     stats = history.stats()
     assert stats["laws"] == 36 and stats["dates"] == 14 and history.parse_errors == ()
     assert history.version("GG::93", "2012-08-06").valid_from == "2012-08-06"  # Art. 93 GG amended
+
+
+def test_dataset_names_take_a_date_and_experiments_an_as_of(tmp_path):
+    from lexir.datasets.generic import split_as_of, with_as_of
+    from lexir.experiment import Experiment, ExperimentError
+
+    assert split_as_of("de-gesetze-history@2013-06-01") == ("de-gesetze-history", "2013-06-01")
+    assert split_as_of("pl-exams") == ("pl-exams", None)
+    assert with_as_of("x", "2013-06-01") == "x@2013-06-01" and with_as_of("x", None) == "x"
+    with pytest.raises(ValueError, match="already names a date"):
+        with_as_of("x@2013-06-01", "2014-01-01")
+    raw = {"datasets": [{"name": "de-gesetze-history", "as_of": "2013-06-01"}], "systems": ["bm25"]}
+    assert Experiment.from_dict(raw, tmp_path / "e.yaml").datasets == [("de-gesetze-history@2013-06-01", None)]
+    raw["datasets"] = [{"name": "de-gesetze-history@2012-09-01", "as_of": "2013-06-01"}]
+    with pytest.raises(ExperimentError, match=r"datasets\[0\].as_of"):
+        Experiment.from_dict(raw, tmp_path / "e.yaml")

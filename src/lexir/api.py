@@ -35,13 +35,12 @@ def load(name_or_path: str | Path, *, language: str | None = None, data_dir: str
     the corpus language (a path without it has its language detected).
     """
     from lexir.analysis import normalise_language
-    from lexir.datasets import registry
-    from lexir.datasets.generic import is_path, load_corpus, path_benchmark
+    from lexir.datasets.generic import is_path, load_corpus, load_dataset, path_benchmark
 
     spec = str(name_or_path)
     if is_path(spec):
         return path_benchmark(spec, language, notify) or load_corpus(spec, language, notify=notify)
-    loaded = registry.load(spec, data_dir)
+    loaded = load_dataset(spec, data_dir)  # "de-gesetze-history@2013-06-01": the corpus in force then
     if language:
         lang = normalise_language(language)
         if isinstance(loaded, Benchmark):

@@ -4,7 +4,7 @@ An experiment file (YAML)::
 
     name: pl-exams-bm25
     datasets:
-      - {name: pl-exams, split: test}
+      - {name: pl-exams, split: test}   # as_of: 2013-06-01 for a dataset with a history
     systems:
       - {name: bm25-raw, system: bm25, params: {mode: raw}}
       - {name: bm25-stem, system: bm25, params: {mode: stem}}
@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from lexir.datasets.generic import load_benchmark
+from lexir.datasets.generic import load_benchmark, with_as_of
 from lexir.evaluation import (
     DEFAULT_MEASURES,
     DEFAULT_TESTS,
@@ -104,8 +104,12 @@ class Experiment:
             if isinstance(entry, str):
                 entry = {"name": entry}
             if not isinstance(entry, dict) or "name" not in entry:
-                fail(f"datasets[{i}]", "expected a dataset name or {name, split}")
-            datasets.append((str(entry["name"]), entry.get("split")))
+                fail(f"datasets[{i}]", "expected a dataset name or {name, split, as_of}")
+            try:  # as_of: the dataset's corpus as in force on that date (NAME@DATE)
+                name = with_as_of(str(entry["name"]), str(entry["as_of"]) if entry.get("as_of") else None)
+            except ValueError as err:
+                fail(f"datasets[{i}].as_of", str(err))
+            datasets.append((name, entry.get("split")))
         if not datasets:
             fail("datasets", "at least one dataset is needed")
         systems = []

@@ -152,18 +152,26 @@ def _retriever(corp, system: str, params: list[str], index: Path | None = None, 
 def index(
     corpus: str = typer.Argument(..., help="Registered dataset or path (BEIR folder, JSONL, code JSON)"),
     output: Path = typer.Option(..., "--output", "-o", help="Index folder to write"),
-    system: str = typer.Option("bm25", "--system"),
+    system: str = typer.Option(None, "--system", help="Any saveable system (default bm25; with --as-of "
+                               "bm25-inc, which `lexir index update` moves to another date)"),
     params: list[str] = Params,
     language: str = typer.Option(None, "--language", help="Corpus language (for a corpus given by path)"),
+    as_of: str = typer.Option(None, "--as-of", help="Only provisions in force on this date (YYYY-MM-DD)"),
     data_dir: Path = DataDir,
 ):
     """Build any saveable system (bm25, dense, bm25-chunks ...) and save it to a folder
     (loaded, memory-mapped where the system allows, by search/run --index)."""
+    from lexir.datasets.generic import split_as_of, with_as_of
     from lexir.retrieval.build import save_index
 
+    system = system or ("bm25-inc" if as_of else "bm25")
+    corpus = with_as_of(corpus, as_of)
     corp = _corpus(corpus, language, data_dir)
     start = time.perf_counter()
     retriever = _retriever(corp, system, params, cache=False)
+    if hasattr(retriever, "source"):  # what `lexir index update` reloads at another date
+        name, day = split_as_of(corpus)
+        retriever.source = {"dataset": name, "as_of": day, "language": language}
     save_index(retriever, output, system)
     console.print(f"indexed {len(corp)} documents in {time.perf_counter() - start:.1f}s -> {output}")
 
@@ -179,14 +187,16 @@ def search(
     index: Path = typer.Option(None, "--index", help="A saved index folder"),
     language: str = typer.Option(None, "--language"),
     fmt: str = typer.Option("table", "--format", help="table | json (for scripts)"),
+    as_of: str = typer.Option(None, "--as-of", help="Only provisions in force on this date (YYYY-MM-DD)"),
     data_dir: Path = DataDir,
 ):
     """Search one question and print ranked articles with their citation and a snippet."""
     from lexir.citations.format import format_citation
+    from lexir.datasets.generic import with_as_of
 
     if fmt not in ("table", "json"):
         raise CLIError(f"--format {fmt!r}: valid: table, json")
-    corp = _corpus(corpus, language, data_dir)
+    corp = _corpus(with_as_of(corpus, as_of), language, data_dir)
     retriever = _retriever(corp, system, params, index)
     hits = retriever.search(query, k)
     if fmt == "json":
@@ -220,13 +230,16 @@ def run(
     index: Path = typer.Option(None, "--index", help="Use a saved index folder"),
     qrels_out: Path = typer.Option(None, "--qrels-out", help="Also write the gold as TREC qrels"),
     k: int = typer.Option(100, "-k"),
+    as_of: str = typer.Option(None, "--as-of", help="Only provisions in force on this date (YYYY-MM-DD)"),
     data_dir: Path = DataDir,
 ):
     """Run a system over a query set and write a TREC run."""
     from lexir.datasets import registry
-    from lexir.datasets.generic import is_path, load_benchmark, load_queries
+    from lexir.datasets.generic import is_path, load_benchmark, load_queries, split_as_of, with_as_of
     from lexir.io import write_qrels, write_run
     from lexir.pipeline import retrieve
+
+    corpus = with_as_of(corpus, as_of)
 
     if queries is not None:
         if not queries_format:
@@ -236,7 +249,7 @@ def run(
         if qset.dropped:
             err.print(f"[yellow]{len(qset.dropped)} queries dropped (no usable gold); lexir stats explains[/]")
     else:
-        if not is_path(corpus) and not registry.get(corpus).has("queries"):
+        if not is_path(corpus) and not registry.get(split_as_of(corpus)[0]).has("queries"):
             raise CLIError(f"dataset {corpus!r} has no queries; pass --queries")
         bench = load_benchmark(corpus, data_dir, language, notify=lambda m: err.print(f"[yellow]{m}[/]"))
         corp, qset = bench.corpus, bench.queries
@@ -370,13 +383,19 @@ def sweep(
 @guarded
 def experiment(config: Path, data_dir: Path = DataDir,
                plots: Path = typer.Option(None, "--plots", help="Folder for Hit@k, per-round and accuracy plots"),
-               backend: str = Backend, address: str = Address):
+               backend: str = Backend, address: str = Address,
+               as_of: str = typer.Option(None, "--as-of", help="Datasets as in force on this date "
+                                                                "(entries without their own as_of)")):
     """Run an experiment file (datasets x systems -> runs, table, tests; cached)."""
     from lexir.cli.scale import cell_backend
+    from lexir.datasets.generic import split_as_of, with_as_of
     from lexir.evaluation import to_rich_table
     from lexir.experiment import Experiment, run_experiment
 
     exp = Experiment.from_file(config)
+    if as_of:
+        exp.datasets = [(name if split_as_of(name)[1] else with_as_of(name, as_of), split)
+                        for name, split in exp.datasets]
     bars = {}
 
     def progress_factory(name, total):
@@ -583,6 +602,9 @@ from lexir.cli import scale  # noqa: E402,F401  (registers encode)
 def main() -> None:  # pragma: no cover
     sys.exit(app())
 
+
+# Commands defined in their own modules register themselves on `app`.
+from lexir.cli import history  # noqa: E402, F401
 
 if __name__ == "__main__":  # pragma: no cover
     # Run as ``python -m``, this file is ``__main__``: the commands other modules register live on

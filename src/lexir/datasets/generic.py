@@ -10,6 +10,7 @@ JSON), ``beir`` (``queries.jsonl``, or a BEIR folder with ``qrels/test.tsv``) an
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from lexir.analysis import detect_language, normalise_language
@@ -32,6 +33,40 @@ def is_path(spec: str) -> bool:
     return "/" in spec or "\\" in spec or Path(spec).exists()
 
 
+def split_as_of(spec: str) -> tuple[str, str | None]:
+    """``"de-gesetze-history@2013-06-01"`` -> ``("de-gesetze-history", "2013-06-01")``: a registered
+    name with ``@DATE`` means its content as of that date (see :func:`load_dataset`)."""
+    name, sep, day = spec.rpartition("@")
+    if sep and name and re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+        return name, day
+    return spec, None
+
+
+def with_as_of(spec: str, as_of: str | None) -> str:
+    """``spec`` with ``@as_of`` added (the CLI's ``--as-of``); a spec already dated conflicts."""
+    if not as_of:
+        return spec
+    if split_as_of(spec)[1] is not None:
+        raise ValueError(f"{spec!r} already names a date; drop --as-of or the @DATE")
+    if is_path(spec):
+        raise ValueError(f"--as-of needs a registered dataset with a history, not a path ({spec})")
+    return f"{spec}@{as_of}"
+
+
+def load_dataset(spec: str, data_dir: str | Path | None = None):
+    """A registered dataset's content; ``NAME@DATE`` gives it as of that date (datasets with a
+    history only: the provisions in force on that day, filtered before any retrieval)."""
+    name, day = split_as_of(spec)
+    loaded = registry.load(name, data_dir)
+    if day is None:
+        return loaded
+    if not hasattr(loaded, "as_of"):
+        dated = [n for n in registry.names() if registry.get(n).has("history")]
+        raise registry.DatasetError(f"dataset {name!r} has no history, so no version as of {day}; "
+                                    f"datasets with a history: {', '.join(dated)}")
+    return loaded.as_of(day)
+
+
 def load_benchmark(name: str, data_dir: str | Path | None = None, language: str | None = None,
                    notify=None) -> Benchmark:
     """A registered dataset that has queries, or a benchmark given by path: a BEIR folder
@@ -43,11 +78,11 @@ def load_benchmark(name: str, data_dir: str | Path | None = None, language: str 
             raise FormatError(Path(name), None, "no queries.jsonl beside the corpus: pass --queries and "
                                                 "--queries-format, or add queries.jsonl (and qrels/<split>.tsv)")
         return bench
-    dataset = registry.get(name)
+    dataset = registry.get(split_as_of(name)[0])
     if not dataset.has("queries"):
         with_queries = [n for n in registry.names() if registry.get(n).has("queries")]
         raise registry.DatasetError(f"dataset {name!r} has no queries; datasets with queries: {', '.join(with_queries)}")
-    bench = dataset.load(data_dir)
+    bench = load_dataset(name, data_dir)  # NAME@DATE: its corpus as of that date
     if language:
         bench = Benchmark(bench.corpus.with_language(normalise_language(language)), bench.queries)
     return bench
@@ -90,7 +125,7 @@ def load_corpus(
     through ``notify`` (a callable taking a message).
     """
     if not is_path(spec):
-        loaded = registry.load(spec, data_dir)
+        loaded = load_dataset(spec, data_dir)
         corpus = loaded.corpus if hasattr(loaded, "corpus") else loaded
         if language:
             corpus = corpus.with_language(normalise_language(language))

@@ -139,6 +139,7 @@ def system_names() -> list[str]:
 # is skipped; any other import error is a bug and propagates.
 BUILTIN_SYSTEM_MODULES = (
     "lexir.retrieval.bm25",
+    "lexir.retrieval.incremental",
     "lexir.retrieval.peers",
     "lexir.retrieval.dense",
     "lexir.retrieval.feedback",

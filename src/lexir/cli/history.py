@@ -1,0 +1,143 @@
+"""``lexir show``, ``lexir diff`` and ``lexir index update``: provisions through time.
+
+``show`` prints a provision as it stood on a date (default: the latest), ``diff`` what
+changed between two dates, word by word; ``index update`` moves a saved updatable index
+(``lexir index CORPUS --as-of D``) to another date, applying only the provisions that changed.
+The ``index`` command becomes a group whose default is building (``lexir index CORPUS -o DIR``
+as before), with ``update`` beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from lexir.cli.main import CLIError, DataDir, app, console, guarded
+from lexir.cli.main import index as index_build
+
+
+def _history(corpus: str, data_dir):
+    from lexir.datasets import registry
+    from lexir.datasets.generic import split_as_of
+
+    name, day = split_as_of(corpus)
+    if day:
+        raise CLIError(f"give the date with --as-of, not in the name ({corpus})")
+    loaded = registry.load(name, data_dir)
+    if not hasattr(loaded, "version"):
+        dated = [n for n in registry.names() if registry.get(n).has("history")]
+        raise CLIError(f"dataset {name!r} has no history of provision versions; datasets with one: "
+                       f"{', '.join(dated)}")
+    return loaded
+
+
+@app.command()
+@guarded
+def show(
+    corpus: str = typer.Argument(..., help="A dataset with a history (de-gesetze-history)"),
+    provision: str = typer.Argument(..., help="Provision id (BGB::823, BGB::823/abs:1) or a version (BGB::823@2013-01-11)"),
+    as_of: str = typer.Option(None, "--as-of", help="The version in force on this date (default: the latest)"),
+    fmt: str = typer.Option("text", "--format", help="text | json"),
+    data_dir: Path = DataDir,
+):
+    """Print a provision as it stood on a date, with its validity and where its text comes from."""
+    if fmt not in ("text", "json"):
+        raise CLIError(f"unknown format {fmt!r}; valid: text, json")
+    history = _history(corpus, data_dir)
+    if "@" in provision:
+        if as_of:
+            raise CLIError(f"{provision} names its version; drop --as-of")
+        version = history.lookup(provision)
+    else:
+        version = history.version(provision, as_of)
+    if fmt == "json":
+        print(json.dumps({"id": version.id, "version": version.version, "valid_from": version.valid_from,
+                          "valid_to": version.valid_to, "title": version.title, "text": version.text,
+                          "path": version.source}, ensure_ascii=False))
+        return
+    until = f"until {version.valid_to} (exclusive)" if version.valid_to else "still in force in the latest version"
+    console.print(f"[bold]{version.version}[/] {version.title}".rstrip(), highlight=False)
+    console.print(f"[dim]in force from {version.valid_from}, {until}; text of {version.source}[/]", highlight=False)
+    console.print(version.text, markup=False, highlight=False)
+
+
+@app.command()
+@guarded
+def diff(
+    corpus: str = typer.Argument(..., help="A dataset with a history (de-gesetze-history)"),
+    provision: str = typer.Argument(..., help="Provision id, e.g. BGB::312g"),
+    old: str = typer.Option(..., "--from", help="Earlier date (YYYY-MM-DD)"),
+    new: str = typer.Option(..., "--to", help="Later date"),
+    data_dir: Path = DataDir,
+):
+    """What changed in a provision between two dates, word by word: [-removed-] {+added+}."""
+    from lexir.structure.history import HistoryError, word_diff
+
+    history = _history(corpus, data_dir)
+    sides = []
+    for day in (old, new):
+        try:
+            sides.append(history.version(provision, day))
+        except HistoryError as exc:
+            if "not in force" not in str(exc) or "any date" in str(exc):
+                raise
+            sides.append(None)  # not in force on that day: everything on the other side is new/gone
+    a, b = sides
+    if a is None and b is None:
+        raise CLIError(f"{provision} is in force on neither {old} nor {new}")
+    label = lambda v, d: f"{v.version}" if v else f"not in force on {d}"  # noqa: E731
+    console.print(f"[bold]{provision}[/]: {label(a, old)} -> {label(b, new)}", highlight=False)
+    if a is not None and b is not None and a.valid_from == b.valid_from:
+        console.print(f"no change: {a.version} is in force on both dates", highlight=False)
+        return
+    before = f"{a.title}\n{a.text}" if a else ""
+    after = f"{b.title}\n{b.text}" if b else ""
+    console.print(word_diff(before, after), markup=False, highlight=False)
+
+
+class _IndexGroup(TyperGroup):
+    """``lexir index CORPUS ...`` still builds; ``lexir index update DIR`` updates."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["build", *args]
+        return super().parse_args(ctx, args)
+
+
+index_app = typer.Typer(cls=_IndexGroup, no_args_is_help=True,
+                        help="Build a saved index (the default: lexir index CORPUS -o DIR), or update one.")
+app.registered_commands = [c for c in app.registered_commands if c.callback is not index_build]
+index_app.command("build")(index_build)
+app.add_typer(index_app, name="index")
+
+
+@index_app.command("update")
+@guarded
+def index_update(
+    folder: Path = typer.Argument(..., help="A saved updatable index (lexir index CORPUS --as-of D -o DIR)"),
+    as_of: str = typer.Option(..., "--as-of", help="The date to move the index to"),
+    data_dir: Path = DataDir,
+):
+    """Move a saved index to another date, applying only the provisions that changed."""
+    from lexir.datasets.generic import load_corpus, with_as_of
+    from lexir.retrieval.incremental import IncrementalBM25, load_index
+
+    index = load_index(folder)
+    if not isinstance(index, IncrementalBM25):
+        raise CLIError(f"{folder} is a static bm25s index, which cannot be updated; build an updatable one "
+                       f"with `lexir index CORPUS --as-of DATE --output {folder}`")
+    source = index.source
+    if not source.get("dataset"):
+        raise CLIError(f"{folder} does not record the dataset it was built from; rebuild it with lexir index")
+    corp = load_corpus(with_as_of(source["dataset"], as_of), source.get("language"), data_dir)
+    start = time.perf_counter()
+    changed, deleted = index.update_to(corp)
+    index.source = {**source, "as_of": as_of}
+    index.save(folder)
+    console.print(f"{folder}: {source.get('as_of') or 'latest'} -> {as_of}: {changed} added or replaced, "
+                  f"{deleted} deleted, {len(corp)} documents; {time.perf_counter() - start:.2f}s", highlight=False)

@@ -1,0 +1,68 @@
+"""``de-gesetze-history``: 36 German federal laws through their versions of 2012-2022.
+
+The dataset's content is a :class:`~lexir.structure.history.StatuteHistory`: each provision's
+versions with ``valid_from`` / ``valid_to``, and ``history.as_of(date)`` for the corpus in force
+on a date (``history.corpus`` is the latest). Parsing all 226 law versions takes about a
+minute, so the built history is kept under the cache directory (``history/``), keyed by the
+sha256 of both input files and :data:`HISTORY_FORMAT`; a changed file or parser version never
+meets a stale copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from collections.abc import Iterable
+from pathlib import Path
+
+from lexir.datasets.registry import Dataset, register, sha256_of
+from lexir.io.paths import cache_dir
+from lexir.structure.german import ParseError
+from lexir.structure.german_history import iter_law_versions
+from lexir.structure.history import StatuteHistory, gc_paused
+
+NAME = "de-gesetze-history"
+# Bump when parsing or version building changes what a history holds.
+HISTORY_FORMAT = 1
+
+
+def load_german_history(tar_path: str | Path, versions_tsv: str | Path, name: str = NAME,
+                        cache: bool = True, slugs: Iterable[str] | None = None) -> StatuteHistory:
+    """The history of the laws in ``tar_path`` (only ``slugs`` when given), from the cache when
+    it was built before."""
+    chosen = ",".join(sorted(slugs)) if slugs is not None else "*"
+    key = hashlib.sha256(f"{HISTORY_FORMAT}\0{sha256_of(Path(tar_path))}\0{sha256_of(Path(versions_tsv))}"
+                         f"\0{chosen}".encode()).hexdigest()[:20]
+    path = cache_dir() / "history" / f"{name}-{key}.pickle"
+    if cache and path.is_file():
+        try:
+            with open(path, "rb") as fh, gc_paused():
+                history = pickle.load(fh)
+            if isinstance(history, StatuteHistory):
+                return history
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            pass  # a damaged cache entry is rebuilt, not trusted
+    laws, errors = [], []
+    with gc_paused():
+        for result in iter_law_versions(tar_path, versions_tsv, slugs):
+            (errors if isinstance(result, ParseError) else laws).append(result)
+    history = StatuteHistory.build(name, "de", laws)
+    history.parse_errors = tuple(errors)
+    if cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.part")
+        with open(tmp, "wb") as fh:
+            pickle.dump(history, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(path)
+    return history
+
+
+def _load(data_dir: Path) -> StatuteHistory:
+    folder = data_dir / "de" / "history"
+    return load_german_history(folder / "gesetze_history.tar.xz", folder / "versions.tsv")
+
+
+register(Dataset(NAME, "36 German federal laws (BGB, StGB, ZPO, GG, SGB, ...) in every version 2012-2022: "
+                 "provision versions with valid_from/valid_to; --as-of DATE gives the corpus in force",
+                 "de", _load, ("docs", "history")))

@@ -1,0 +1,381 @@
+"""BM25 that takes additions, replacements and deletions without a rebuild.
+
+bm25s stores each (term, document) score precomputed, and every score depends on the
+document count and average length, so one added document changes them all: it cannot add
+or remove documents. This index keeps what the scores are made of instead: per term the
+documents it occurs in with their term frequency, each document's length and terms, the
+document count and the total length. Scores are computed at query time with bm25s's own idf
+and term-frequency functions, in its float32 arithmetic, so on the same corpus they are those
+of :class:`~lexir.retrieval.bm25.BM25Retriever` (tested), and after any sequence of
+:meth:`IncrementalBM25.upsert` / :meth:`IncrementalBM25.delete` they are exactly those of a
+fresh build over the resulting documents:
+
+* the statistics are recomputed from what is stored, never adjusted by estimates: a deleted
+  document's terms leave its postings, a term whose last document goes leaves the vocabulary
+  (no document frequency of zero stays behind);
+* a document is keyed by id: upserting an id that is present replaces it (removed, then
+  added), and upserting an unchanged text (same hash) does nothing, so nothing counts twice;
+* results are ordered by score, ties by id, so the order does not depend on the order in
+  which documents came in.
+
+Methods whose scores need a non-occurrence term (bm25l, bm25+) are not offered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from lexir.analysis import Analyzer, AnalyzerConfig
+from lexir.io.markers import read_marker, write_marker
+from lexir.retrieval.base import Retriever, register_system
+from lexir.retrieval.bm25 import BM25Retriever, make_analyzer
+from lexir.types import Corpus, Document, Query, Run
+
+FORMAT_VERSION = 1
+SYSTEM = "bm25-inc"
+METHODS = ("lucene", "robertson", "atire")
+MARKER = "lexir.json"
+_EMPTY = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32))
+
+
+def document_hash(doc: Document) -> str:
+    return hashlib.sha1(f"{doc.title}\0{doc.text}".encode()).hexdigest()
+
+
+class IncrementalBM25(Retriever):
+    name = SYSTEM
+
+    def __init__(self, analyzer: Analyzer, k1: float = 1.2, b: float = 0.75, method: str = "lucene",
+                 title_weight: int = 1, dedupe_query: bool = True) -> None:
+        if method not in METHODS:
+            raise ValueError(f"{SYSTEM} offers the BM25 methods {', '.join(METHODS)}; got {method!r}")
+        if k1 < 0 or not 0 <= b <= 1:
+            raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1 (got k1={k1}, b={b})")
+        from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
+
+        self._idf_fn, self._tfc_fn = _select_idf_scorer(method), _select_tfc_scorer(method)
+        self.analyzer = analyzer
+        self.k1, self.b, self.method = float(k1), float(b), method
+        self.title_weight, self.dedupe_query = int(title_weight), dedupe_query
+        # the same analysis of documents and queries as BM25Retriever
+        self._tokens = BM25Retriever(analyzer, k1, b, "lucene", title_weight, dedupe_query).document_tokens
+        self.vocab: dict[str, int] = {}
+        self._terms: list[str | None] = []  # term id -> term (None: free)
+        self._free_terms: list[int] = []
+        self._post: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # term id -> (slots, term frequencies)
+        self.doc_ids: list[str | None] = []  # slot -> id (None: free)
+        self._slot: dict[str, int] = {}
+        self._free_slots: list[int] = []
+        self._lengths = np.zeros(0, dtype=np.int64)
+        self._doc_terms: list[np.ndarray | None] = []  # slot -> its distinct term ids
+        self._hashes: list[str | None] = []
+        self.n_docs = 0
+        self.total_length = 0
+        self.fingerprint = ""  # of the corpus the index holds, when it was set from one
+        self.source: dict = {}  # where the documents came from (dataset, as_of), for `index update`
+
+    # -- building and changing --------------------------------------------------------------
+
+    def index(self, corpus: Corpus, progress: Callable[[int], None] | None = None) -> IncrementalBM25:
+        self._apply([], list(corpus), progress)
+        self.fingerprint = corpus.fingerprint
+        return self
+
+    def upsert(self, docs: Iterable[Document]) -> int:
+        """Add documents, or replace those whose id is present; unchanged ones are skipped.
+        Returns how many were added or replaced."""
+        fresh: dict[str, Document] = {}
+        for doc in docs:
+            fresh[doc.id] = doc  # the last of repeated ids wins, as in a corpus update
+        changed = [d for d in fresh.values()
+                   if d.id not in self._slot or self._hashes[self._slot[d.id]] != document_hash(d)]
+        replaced = [self._slot[d.id] for d in changed if d.id in self._slot]
+        self._apply(replaced, changed)
+        if changed:
+            self.fingerprint = ""
+        return len(changed)
+
+    def delete(self, ids: Iterable[str]) -> int:
+        """Remove documents by id; an id not in the index is an error (nothing is removed then)."""
+        ids = list(dict.fromkeys(ids))
+        unknown = [i for i in ids if i not in self._slot]
+        if unknown:
+            more = f" (and {len(unknown) - 5} more)" if len(unknown) > 5 else ""
+            raise KeyError(f"not in the index: {', '.join(unknown[:5])}{more}")
+        self._apply([self._slot[i] for i in ids], [])
+        if ids:
+            self.fingerprint = ""
+        return len(ids)
+
+    def update_to(self, corpus: Corpus) -> tuple[int, int]:
+        """Make the index hold exactly ``corpus``'s documents, touching only those whose text or
+        title changed, that are new, or that are gone. Returns (added or replaced, deleted)."""
+        wanted = {d.id for d in corpus}
+        gone = [i for i in self._slot if i not in wanted]
+        changed = self.upsert(corpus)
+        deleted = self.delete(gone) if gone else 0
+        self.fingerprint = corpus.fingerprint
+        return changed, deleted
+
+    def apply(self, upserts: Iterable[Document], deletes: Iterable[str], fingerprint: str = "") -> tuple[int, int]:
+        """Apply a change set the caller already knows (``StatuteHistory.changes(old, new)``), without
+        hashing the unchanged documents as :meth:`update_to` must; ``fingerprint`` is the resulting
+        corpus's, when the caller vouches that the index then holds exactly it."""
+        counts = self.upsert(upserts), self.delete(deletes)
+        self.fingerprint = fingerprint
+        return counts
+
+    def _apply(self, remove: Sequence[int], add: Sequence[Document],
+               progress: Callable[[int], None] | None = None) -> None:
+        removed: dict[int, list[int]] = {}
+        # slots removed in this call: their postings go before new documents may reuse the slots
+        dead = np.zeros(len(self.doc_ids), dtype=bool)
+        dead[list(remove)] = True
+        for slot in remove:
+            for t in self._doc_terms[slot].tolist():
+                removed.setdefault(t, []).append(slot)
+            self.n_docs -= 1
+            self.total_length -= int(self._lengths[slot])
+            del self._slot[self.doc_ids[slot]]
+            self._lengths[slot] = 0
+            self.doc_ids[slot] = self._doc_terms[slot] = self._hashes[slot] = None
+            self._free_slots.append(slot)
+        added: dict[int, tuple[list[int], list[int]]] = {}
+        vocab, term_id = self.vocab, self._term_id
+        for doc in add:
+            tokens = self._tokens(doc.title, doc.text)
+            counts = Counter(tokens)
+            slot = self._new_slot()
+            self.doc_ids[slot], self._hashes[slot] = doc.id, document_hash(doc)
+            self._slot[doc.id] = slot
+            self._lengths[slot] = len(tokens)
+            self.total_length += len(tokens)
+            self.n_docs += 1
+            tids = []
+            for term, tf in counts.items():
+                t = vocab.get(term)
+                if t is None:
+                    t = term_id(term)
+                tids.append(t)
+                entry = added.get(t)
+                if entry is None:
+                    added[t] = ([slot], [tf])
+                else:
+                    entry[0].append(slot)
+                    entry[1].append(tf)
+            self._doc_terms[slot] = np.array(tids, dtype=np.int64)
+            if progress:
+                progress(1)
+        for t in removed.keys() | added.keys():
+            slots, tf = self._post.get(t, _EMPTY)
+            if t in removed:  # one gather per term, however many of its documents went
+                keep = ~dead[slots]
+                slots, tf = slots[keep], tf[keep]
+            if t in added:
+                new_slots, new_tf = added[t]
+                slots = np.concatenate([slots, np.array(new_slots, dtype=np.int64)])
+                tf = np.concatenate([tf, np.array(new_tf, dtype=np.int32)])
+            if len(slots):
+                self._post[t] = (slots, tf)
+            else:  # the term's last document went: it leaves the vocabulary
+                self._post.pop(t, None)
+                del self.vocab[self._terms[t]]
+                self._terms[t] = None
+                self._free_terms.append(t)
+
+    def _term_id(self, term: str) -> int:
+        if self._free_terms:
+            t = self._free_terms.pop()
+            self._terms[t] = term
+        else:
+            t = len(self._terms)
+            self._terms.append(term)
+        self.vocab[term] = t
+        return t
+
+    def _new_slot(self) -> int:
+        if self._free_slots:
+            return self._free_slots.pop()
+        slot = len(self.doc_ids)
+        self.doc_ids.append(None)
+        self._doc_terms.append(None)
+        self._hashes.append(None)
+        if slot >= len(self._lengths):
+            grown = np.zeros(max(16, 2 * len(self._lengths)), dtype=np.int64)
+            grown[: len(self._lengths)] = self._lengths
+            self._lengths = grown
+        return slot
+
+    # -- statistics -------------------------------------------------------------------------
+
+    def stats(self) -> dict:
+        """Document count, average length and every term's document frequency (for checks)."""
+        return {
+            "n_docs": self.n_docs,
+            "avgdl": self.total_length / self.n_docs if self.n_docs else 0.0,
+            "df": {self._terms[t]: len(p[0]) for t, p in self._post.items()},
+        }
+
+    def ids(self) -> list[str]:
+        return [i for i in self.doc_ids if i is not None]
+
+    # -- searching --------------------------------------------------------------------------
+
+    def query_ids(self, text: str) -> list[int]:
+        tokens = [t for t in self.analyzer(text) if t]
+        ids = [self.vocab[t] for t in tokens if t in self.vocab]
+        return list(dict.fromkeys(ids)) if self.dedupe_query else ids
+
+    def score_array(self, term_ids: Sequence[int]) -> np.ndarray:
+        """float32 BM25 scores by slot, summed over ``term_ids`` in order (as bm25s does)."""
+        scores = np.zeros(len(self.doc_ids), dtype=np.float32)
+        if not self.n_docs:
+            return scores
+        l_avg = self.total_length / self.n_docs
+        for t in term_ids:
+            slots, tf = self._post[t]
+            idf = np.float32(self._idf_fn(len(slots), N=self.n_docs))
+            tfc = self._tfc_fn(tf_array=tf.astype(np.float32), l_d=self._lengths[slots], l_avg=l_avg,
+                               k1=self.k1, b=self.b, delta=0.5)
+            scores[slots] += (idf * tfc).astype(np.float32)
+        return scores
+
+    def scores(self, text: str) -> dict[str, float]:
+        """The score of every document that matches a query term, by id."""
+        scores = self.score_array(self.query_ids(text))
+        hit = np.flatnonzero(scores > 0)
+        return {self.doc_ids[i]: float(scores[i]) for i in hit.tolist()}
+
+    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
+        return self._top(self.score_array(self.query_ids(text)), k)
+
+    def search_many(self, queries: Sequence[Query], k: int = 100,
+                    progress: Callable[[int], None] | None = None) -> Run:
+        run: Run = {}
+        for query in queries:
+            run[query.id] = dict(self.search(query.text, k))
+            if progress:
+                progress(1)
+        return run
+
+    def _top(self, scores: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Best ``k`` by score, ties by id (so the order never depends on slots); score 0 is no hit."""
+        hits = int(np.count_nonzero(scores > 0))
+        k = min(k, hits)
+        if k <= 0:
+            return []
+        if k < hits:
+            cut = np.partition(scores, len(scores) - k)[len(scores) - k]  # the k-th best score
+            chosen = np.flatnonzero(scores >= cut)
+        else:
+            chosen = np.flatnonzero(scores > 0)
+        ids, values = self.doc_ids, scores[chosen].tolist()
+        best = sorted(zip(chosen.tolist(), values, strict=True), key=lambda sv: (-sv[1], ids[sv[0]]))[:k]
+        return [(ids[s], v) for s, v in best]
+
+    # -- persistence ------------------------------------------------------------------------
+
+    def config(self) -> dict:
+        return {
+            "format": FORMAT_VERSION, "system": SYSTEM, "analyzer": self.analyzer.config.to_dict(),
+            "k1": self.k1, "b": self.b, "method": self.method, "title_weight": self.title_weight,
+            "dedupe_query": self.dedupe_query,
+        }
+
+    def save(self, folder: str | Path) -> Path:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        marker = folder / MARKER
+        marker.unlink(missing_ok=True)  # an interrupted save leaves no complete-looking folder
+        n_terms = len(self._terms)
+        posting_terms = sorted(self._post)
+        df = np.zeros(n_terms, dtype=np.int64)
+        for t in posting_terms:
+            df[t] = len(self._post[t][0])
+        term_indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(df, out=term_indptr[1:])
+        live = [s for s, i in enumerate(self.doc_ids) if i is not None]
+        doc_len = np.zeros(len(self.doc_ids), dtype=np.int64)
+        for s in live:
+            doc_len[s] = len(self._doc_terms[s])
+        doc_indptr = np.zeros(len(self.doc_ids) + 1, dtype=np.int64)
+        np.cumsum(doc_len, out=doc_indptr[1:])
+        np.savez(
+            folder / "postings.npz",
+            term_indptr=term_indptr,
+            slots=_concat([self._post[t][0] for t in posting_terms], np.int64),
+            tf=_concat([self._post[t][1] for t in posting_terms], np.int32),
+            lengths=self._lengths[: len(self.doc_ids)],
+            doc_indptr=doc_indptr,
+            doc_terms=_concat([self._doc_terms[s] for s in live], np.int64),
+        )
+        (folder / "docs.json").write_text(json.dumps(
+            {"terms": self._terms, "doc_ids": self.doc_ids, "hashes": self._hashes}, ensure_ascii=False),
+            encoding="utf-8")
+        write_marker(marker, {**self.config(), "n_docs": self.n_docs, "total_length": self.total_length,
+                              "fingerprint": self.fingerprint, "source": self.source})
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | Path) -> IncrementalBM25:
+        folder = Path(folder)
+        meta = read_marker(folder / MARKER, f"lexir {SYSTEM} index", FORMAT_VERSION)
+        if meta.get("system") != SYSTEM:
+            raise ValueError(f"{folder} holds a {meta.get('system')} index, not {SYSTEM}")
+        index = cls(Analyzer(AnalyzerConfig(**meta["analyzer"])), k1=meta["k1"], b=meta["b"],
+                    method=meta["method"], title_weight=meta["title_weight"], dedupe_query=meta["dedupe_query"])
+        docs = json.loads((folder / "docs.json").read_text(encoding="utf-8"))
+        arrays = np.load(folder / "postings.npz")
+        index._terms, index.doc_ids, index._hashes = docs["terms"], docs["doc_ids"], docs["hashes"]
+        index.vocab = {term: t for t, term in enumerate(index._terms) if term is not None}
+        index._free_terms = [t for t, term in enumerate(index._terms) if term is None]
+        index._slot = {i: s for s, i in enumerate(index.doc_ids) if i is not None}
+        index._free_slots = [s for s, i in enumerate(index.doc_ids) if i is None]
+        index._lengths = arrays["lengths"].copy()
+        ptr, slots, tf = arrays["term_indptr"], arrays["slots"], arrays["tf"]
+        starts, ends = ptr[:-1].tolist(), ptr[1:].tolist()
+        index._post = {t: (slots[a:e], tf[a:e]) for t, (a, e) in enumerate(zip(starts, ends, strict=True)) if e > a}
+        ptr, terms = arrays["doc_indptr"], arrays["doc_terms"]
+        starts, ends = ptr[:-1].tolist(), ptr[1:].tolist()
+        index._doc_terms = [terms[a:e] if i is not None else None
+                            for i, a, e in zip(index.doc_ids, starts, ends, strict=True)]
+        index.n_docs, index.total_length = meta["n_docs"], meta["total_length"]
+        index.fingerprint, index.source = meta["fingerprint"], meta.get("source") or {}
+        return index
+
+
+def _concat(parts: list[np.ndarray], dtype) -> np.ndarray:
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+
+
+def load_index(folder: str | Path, corpus: Corpus | None = None) -> Retriever:
+    """A saved index, also one saved by :meth:`IncrementalBM25.save` alone (without
+    :func:`lexir.retrieval.build.save_index`'s marker); else as ``build.load_index``."""
+    from lexir.retrieval.build import load_index as load_saved
+
+    folder = Path(folder)
+    if (folder / MARKER).is_file() and read_marker(folder / MARKER, "lexir BM25 index").get("system") == SYSTEM:
+        index = IncrementalBM25.load(folder)
+        if corpus is not None and index.fingerprint and index.fingerprint != corpus.fingerprint:
+            raise ValueError(f"index {folder} was built from a different corpus than {corpus.name!r}")
+        return index
+    return load_saved(folder, corpus)
+
+
+@register_system(
+    SYSTEM,
+    "BM25 that takes document additions, replacements and deletions without a rebuild "
+    "(scores as bm25's; lexir index update moves it to another date)",
+    k1=1.2, b=0.75, mode="raw", stopwords=True, lemmatizer="simplemma", language="",
+    method="lucene", title_weight=1, dedupe_query=True,
+)
+def build_incremental(corpus: Corpus, *, k1, b, mode, stopwords, lemmatizer, language, method, title_weight,
+                      dedupe_query, progress=None) -> IncrementalBM25:
+    analyzer = make_analyzer(corpus, language, mode, stopwords, lemmatizer)
+    return IncrementalBM25(analyzer, k1, b, method, title_weight, dedupe_query).index(corpus, progress)

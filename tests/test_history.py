@@ -1,0 +1,146 @@
+"""Provision versions from the real history of German federal laws (bundestag/gesetze, 2012-2022)."""
+
+import pytest
+
+from lexir.datasets.history import load_german_history
+from lexir.structure.german import parse_law
+from lexir.structure.german_history import read_versions, repair_headings
+from lexir.structure.history import HistoryError, LawVersion, StatuteHistory, word_diff
+
+
+@pytest.fixture(scope="module")
+def history(data_dir):
+    folder = data_dir / "de" / "history"
+    # BGB (11 versions) and StGB (8): enough for the cases below, a few seconds to parse.
+    return load_german_history(folder / "gesetze_history.tar.xz", folder / "versions.tsv", name="bgb-stgb",
+                               cache=False, slugs={"bgb", "stgb"})
+
+
+def test_1631d_absent_in_2012_and_in_force_from_2013_01_11(history):
+    with pytest.raises(HistoryError, match=r"BGB::1631d is not in force on 2012-09-01; in force from 2013-01-11"):
+        history.version("BGB::1631d", "2012-09-01")
+    assert "BGB::1631d" not in history.as_of("2012-12-31")
+    version = history.version("BGB::1631d", "2013-06-01")
+    assert version.valid_from == "2013-01-11" and version.version == "BGB::1631d@2013-01-11"
+    assert "Beschneidung" in version.text and version.title.startswith("Beschneidung")
+    assert "BGB::1631d" in history.as_of("2013-01-11")
+    # its Absätze have versions of their own, from the same day
+    assert history.version("BGB::1631d/abs:1", "2014-01-01").valid_from == "2013-01-11"
+
+
+def test_a_paragraph_that_became_weggefallen_is_not_in_force_after(history):
+    # StGB § 103 (insulting organs of foreign states) was repealed in 2017: "(weggefallen)" from
+    # the 2018-11-08 version on.
+    before = history.version("StGB::103", "2018-11-07")
+    assert before.valid_to == "2018-11-08" and "ausländischen" in before.text
+    with pytest.raises(HistoryError, match=r"StGB::103 is not in force on 2019-01-01; .*until 2018-11-08"):
+        history.version("StGB::103", "2019-01-01")
+    assert "StGB::103" in history.as_of("2018-11-07") and "StGB::103" not in history.as_of("2018-11-08")
+    # a § that was "(weggefallen)" in every version was never in force
+    with pytest.raises(HistoryError, match=r"BGB::10 is not in force on any date"):
+        history.version("BGB::10")
+
+
+def test_a_law_version_that_leaves_a_paragraph_unchanged_makes_no_new_version(history):
+    # BGB changed on 2012-08-06, 2012-10-16, 2012-12-02, 2013-01-11, ... but § 823 only in 2018
+    # (and earlier commits changed formatting only: 2012-08-03, 2012-10-02).
+    starts = [v.valid_from for v in history.versions("BGB::823")]
+    assert starts[0] == "2012-08-02" and all(s >= "2018-11-08" for s in starts[1:])
+    assert len(history.law_dates("BGB")) == 10  # 11 commits, two on 2012-08-03
+    # the formatting-only commit of 2012-10-02 (headings out of footnotes) changes no provision
+    changed = [pid for pid in history.ids() if any(v.valid_from == "2012-10-02" for v in history.versions(pid))]
+    assert changed == []
+    # versions of one provision follow each other without gaps or overlaps
+    versions = history.versions("BGB::312g")
+    assert len(versions) >= 2
+    for a, b in zip(versions, versions[1:], strict=False):
+        assert a.valid_to == b.valid_from and a.text != b.text
+
+
+def test_as_of_is_the_law_in_force_on_that_date(history):
+    early, late = history.as_of("2012-08-02"), history.as_of("2022-03-03")
+    assert early.name == "bgb-stgb@2012-08-02" and set(early.act_ids()) == {"BGB", "StGB"}
+    assert len(late) > len(early)
+    assert history.corpus.fingerprint == late.fingerprint  # without a date: the latest
+    # a day between two versions sees the earlier one
+    assert history.as_of("2013-01-10")["BGB::1631"].text == history.version("BGB::1631", "2012-08-02").text
+    # each document is its article's version in force, and its structure is there for units
+    doc = late["BGB::823"]
+    assert doc.text == history.version("BGB::823").text
+    tree = next(a for a in late.acts["BGB"].articles if a.id == "BGB::823")
+    assert [c.id for c in tree.children] == ["BGB::823/abs:1", "BGB::823/abs:2"]
+    with pytest.raises(HistoryError, match=r"no version on 2010-01-01; the first is 2012-08-02"):
+        history.as_of("2010-01-01")
+    with pytest.raises(HistoryError, match=r"not a date"):
+        history.as_of("2013-13-01")
+
+
+def test_unknown_ids_get_the_nearest_existing_ones(history):
+    with pytest.raises(HistoryError, match=r"unknown provision 'BGB::1631x'.*nearest: .*BGB::1631d"):
+        history.version("BGB::1631x")
+    with pytest.raises(HistoryError, match=r"no law 'BGX'.*nearest laws: BGB"):
+        history.version("BGX::1")
+
+
+def test_changes_between_dates_are_only_the_changed_articles(history):
+    upserts, deletes = history.changes("2012-12-02", "2013-01-11")
+    assert {d.id for d in upserts} == {"BGB::1631d"} and deletes == []
+    upserts, deletes = history.changes("2018-11-07", "2018-11-08")
+    assert "StGB::103" in deletes and len(upserts) > 100
+
+
+def test_word_diff_marks_removed_and_added_words():
+    assert word_diff("a b c\nd", "a x c\nd e") == "a [-b-] {+x+} c\nd {+e+}"
+
+
+def test_repair_puts_heading_fragments_back_but_keeps_bodies():
+    old = ("---\nTitle: T\njurabk: T\n---\n\n# T\n\n## § 1\n\n(Inkrafttreten)\n\n"
+           "Aufbewahrung von Unterlagen\n\n## § 2 Aufbewahrungsfristen\n\nText.\n\n\n## § 3\n\n(weggefallen)\n\n## § 4 X\n")
+    act = parse_law(repair_headings(old), "t.md")
+    titles = {a.label: (a.title, a.text) for a in act.articles}
+    assert titles["1"] == ("", "(Inkrafttreten)")
+    assert titles["2"] == ("Aufbewahrung von Unterlagen Aufbewahrungsfristen", "Text.")
+    assert titles["3"][1] == "(weggefallen)"
+
+
+def test_same_day_versions_count_as_that_days_last(data_dir):
+    rows = read_versions(data_dir / "de" / "history" / "versions.tsv")
+    same_day = [r for r in rows if r.slug == "stgb" and r.date == "2012-08-06"]
+    assert len(same_day) == 2
+    act = parse_law("---\nTitle: T\njurabk: T\n---\n\n# T\n\n## § 1\n\nEins.\n", "a.md")
+    act2 = parse_law("---\nTitle: T\njurabk: T\n---\n\n# T\n\n## § 1\n\nZwei.\n", "b.md")
+    history = StatuteHistory.build("t", "de", [LawVersion(act, "2020-01-01"), LawVersion(act2, "2020-01-01")])
+    assert [v.text for v in history.versions("T::1")] == ["Zwei."]
+
+
+def test_versions_tsv_errors_name_file_and_line(tmp_path):
+    bad = tmp_path / "versions.tsv"
+    bad.write_text("slug\tjurabk\tdate\tcommit\nbgb\tBGB\t2012-13\tabc\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"versions.tsv:2: malformed row"):
+        read_versions(bad)
+
+
+@pytest.mark.slow
+def test_registered_dataset_has_all_laws(data_dir):
+    from lexir.datasets import registry
+
+    history = registry.load("de-gesetze-history", data_dir)
+    stats = history.stats()
+    assert stats["laws"] == 36 and stats["dates"] == 14 and history.parse_errors == ()
+    assert history.version("GG::93", "2012-08-06").valid_from == "2012-08-06"  # Art. 93 GG amended
+
+
+def test_dataset_names_take_a_date_and_experiments_an_as_of(tmp_path):
+    from lexir.datasets.generic import split_as_of, with_as_of
+    from lexir.experiment import Experiment, ExperimentError
+
+    assert split_as_of("de-gesetze-history@2013-06-01") == ("de-gesetze-history", "2013-06-01")
+    assert split_as_of("pl-exams") == ("pl-exams", None)
+    assert with_as_of("x", "2013-06-01") == "x@2013-06-01" and with_as_of("x", None) == "x"
+    with pytest.raises(ValueError, match="already names a date"):
+        with_as_of("x@2013-06-01", "2014-01-01")
+    raw = {"datasets": [{"name": "de-gesetze-history", "as_of": "2013-06-01"}], "systems": ["bm25"]}
+    assert Experiment.from_dict(raw, tmp_path / "e.yaml").datasets == [("de-gesetze-history@2013-06-01", None)]
+    raw["datasets"] = [{"name": "de-gesetze-history@2012-09-01", "as_of": "2013-06-01"}]
+    with pytest.raises(ExperimentError, match=r"datasets\[0\].as_of"):
+        Experiment.from_dict(raw, tmp_path / "e.yaml")

@@ -1,0 +1,188 @@
+"""How a provision is shown: its citation as lawyers of its jurisdiction write it, its place in
+the act (breadcrumbs), a snippet with the query's terms marked, and quote verification.
+
+Citations follow each jurisdiction's usual form: German ``§ 823 Abs. 1 S. 2 BGB`` (``Art. 1 GG``
+for article-numbered laws), Polish ``art. 415 § 1 pkt 2 k.c.`` (``art. 4¹`` for inserted
+articles), Greek ``άρθρο 914 παρ. 1 ΑΚ``. The act is written with its usual abbreviation from
+the citation finder's act table of that language, else the act id.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+from difflib import SequenceMatcher
+from functools import lru_cache
+from importlib import resources
+
+from lexir.types import UnitId
+
+# level -> how the unit is written inside a citation, per language ({} is the label)
+_LEVELS = {
+    "de": {"abs": "Abs. {}", "satz": "S. {}", "nr": "Nr. {}", "lit": "Buchst. {}", "dlit": "Doppelbuchst. {}",
+           "tlit": "Dreifachbuchst. {}"},
+    "pl": {"par": "§ {}", "ust": "ust. {}", "pkt": "pkt {}", "lit": "lit. {}", "tiret": "tiret {}", "zd": "zd. {}"},
+    "el": {"par": "παρ. {}", "item": "περ. {}"},
+}
+_ARTICLE = {"de": "§ {}", "pl": "art. {}", "el": "άρθρο {}"}
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+@lru_cache(maxsize=4)
+def act_abbreviations(language: str) -> dict[str, str]:
+    """Act id -> its usual abbreviation (the first one in the act table), else its short name."""
+    from lexir.citations.model import read_act_table
+
+    name = {"de": "de_acts.tsv", "pl": "pl_acts.tsv", "el": "el_acts.tsv"}.get(language)
+    if not name:
+        return {}
+    table = read_act_table(resources.files("lexir.citations") / "data" / name)
+    out: dict[str, str] = {}
+    for entry in table:
+        short = entry.abbreviations[0] if entry.abbreviations else (entry.names[0] if entry.names else "")
+        if short and len(short) <= 40:
+            out.setdefault(entry.source, short)
+    return out
+
+
+def _label(label: str, language: str) -> str:
+    if language == "pl" and "^" in label:
+        head, _, sup = label.partition("^")
+        return head + sup.translate(_SUPERSCRIPT)
+    return label
+
+
+def format_citation(unit_id: str, language: str, article_level: str = "article") -> str:
+    """The citation of a unit id as written in its jurisdiction (see the module doc)."""
+    try:
+        parsed = UnitId.parse(unit_id)
+    except ValueError:
+        return unit_id
+    act = act_abbreviations(language).get(parsed.source, parsed.source)
+    article = _label(parsed.article, language)
+    if language == "de":
+        if article_level == "art":
+            head = f"Art. {article}"
+        elif article_level == "anlage" or not article[:1].isdigit():
+            head = article  # "Anlage 1", "Anhang"
+        else:
+            head = f"§ {article}"
+    else:
+        head = _ARTICLE.get(language, "{}").format(article)
+    levels = _LEVELS.get(language, {})
+    steps = [levels.get(level, f"{level} {{}}").format(_label(label, language)) for level, label in parsed.path]
+    return " ".join([head, *steps, act])
+
+
+def unit_heading(level: str, label: str, language: str, title: str = "") -> str:
+    """One breadcrumb: ``§ 823 Schadensersatzpflicht``, ``Abs. 1``, ``art. 415``."""
+    if level in ("article", "para", "art", "anlage"):
+        text = format_citation(f"x::{label}", language, level).rsplit(" ", 1)[0]
+    else:
+        text = _LEVELS.get(language, {}).get(level, f"{level} {{}}").format(_label(label, language))
+    return f"{text} {title}".strip() if title and len(title) <= 120 else text
+
+
+# ---------------------------------------------------------------------------
+# snippets
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def matched_terms(analyze: Callable[[str], list[str]], query: str) -> frozenset[str]:
+    return frozenset(analyze(query))
+
+
+def snippet(text: str, terms: Iterable[str], analyze: Callable[[str], list[str]], width: int = 280) -> str:
+    """The window of ``text`` (about ``width`` characters) with the most query terms, HTML-escaped,
+    the matched words in ``<mark>``. A word matches when its index term is one of ``terms``."""
+    terms = frozenset(terms)
+    spans = []
+    if terms:
+        for m in _WORD.finditer(text):
+            forms = analyze(m.group())
+            if forms and any(f in terms for f in forms):
+                spans.append((m.start(), m.end()))
+    start = 0
+    if spans and len(text) > width:
+        best, best_count, j = 0, 0, 0
+        for i, (s, _) in enumerate(spans):  # the window starting at a match that covers the most matches
+            while j < len(spans) and spans[j][1] <= s + width:
+                j += 1
+            if j - i > best_count:
+                best, best_count = i, j - i
+        start = max(0, spans[best][0] - width // 5)
+        space = text.rfind(" ", 0, start + 1)
+        start = space + 1 if space > 0 and start - space < 30 else start
+    end = min(len(text), start + width)
+    if end < len(text):
+        space = text.rfind(" ", start, end)
+        end = space if space > start + width // 2 else end
+    out, pos = [], start
+    for s, e in spans:
+        if s < start or e > end:
+            continue
+        out.append(html.escape(text[pos:s]))
+        out.append(f"<mark>{html.escape(text[s:e])}</mark>")
+        pos = e
+    out.append(html.escape(text[pos:end]))
+    body = " ".join("".join(out).split())
+    return ("… " if start > 0 else "") + body + (" …" if end < len(text) else "")
+
+
+# ---------------------------------------------------------------------------
+# quote verification
+
+_QUOTES = str.maketrans({"„": '"', "“": '"', "”": '"', "«": '"', "»": '"', "‚": "'", "‘": "'", "’": "'",
+                         "–": "-", "—": "-", "\u00a0": " "})
+
+
+def _words(text: str) -> list[tuple[str, int, int]]:
+    """Normalised words of ``text`` with their offsets (case, accents, quote styles folded)."""
+    out = []
+    for m in _WORD.finditer(text.translate(_QUOTES)):
+        word = unicodedata.normalize("NFKD", m.group().casefold())
+        word = "".join(ch for ch in word if not unicodedata.combining(ch)).replace("ς", "σ")
+        out.append((word, m.start(), m.end()))
+    return out
+
+
+def verify_quote(quote: str, text: str, threshold: float = 0.85) -> dict:
+    """Does ``text`` contain ``quote``? Exact when its words (case, accents, punctuation and quote
+    styles aside) appear in order and adjacent; else the span of ``text`` most like it, with a
+    score in [0, 1] (difflib's ratio over the normalised words); verified when the score reaches
+    ``threshold``. Offsets are into ``text``."""
+    q = [w for w, _, _ in _words(quote)]
+    t = _words(text)
+    if not q:
+        return {"verified": False, "match": "none", "score": 0.0, "span": None, "reason": "the quote has no words"}
+    words = [w for w, _, _ in t]
+    n = len(q)
+    for i in range(len(words) - n + 1):
+        if words[i] == q[0] and words[i:i + n] == q:
+            return _result(True, "exact", 1.0, text, t[i][1], t[i + n - 1][2])
+    target = " ".join(q)
+    best = (0.0, 0, 0)
+    sizes = sorted({max(1, n + d) for d in (-max(1, n // 5), 0, max(1, n // 5))})
+    matcher = SequenceMatcher(autojunk=False)
+    matcher.set_seq2(target)
+    for size in sizes:
+        for i in range(0, max(1, len(words) - size + 1)):
+            window = " ".join(words[i:i + size])
+            matcher.set_seq1(window)
+            if matcher.real_quick_ratio() <= best[0] or matcher.quick_ratio() <= best[0]:
+                continue
+            score = matcher.ratio()
+            if score > best[0]:
+                best = (score, i, min(len(words), i + size) - 1)
+    score, i, j = best
+    if not t or score == 0.0:
+        return {"verified": False, "match": "none", "score": 0.0, "span": None}
+    return _result(score >= threshold, "fuzzy", round(score, 4), text, t[i][1], t[j][2])
+
+
+def _result(verified: bool, match: str, score: float, text: str, start: int, end: int) -> dict:
+    return {"verified": verified, "match": match if verified else "none", "score": score,
+            "span": {"start": start, "end": end, "text": text[start:end]}}

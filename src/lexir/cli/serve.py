@@ -77,12 +77,12 @@ def mcp_cmd(
     except MissingExtra as exc:
         raise CLIError(str(exc)) from None
     state = _state(corpora, systems, data_dir)
-    from lexir.service.mcp_server import create_mcp
+    from lexir.service.mcp_server import create_mcp, run_http
 
-    server = create_mcp(state, host=host, port=port)
+    server = create_mcp(state)
     if http:
         err.print(f"lexir MCP (streamable HTTP) on http://{host}:{port}/mcp", highlight=False)
-        server.run("streamable-http")
+        run_http(server, host, port)
     else:
         server.run("stdio")
 

@@ -63,7 +63,9 @@ def format_citation(unit_id: str, language: str, article_level: str = "article")
     act = act_abbreviations(language).get(parsed.source, parsed.source)
     article = _label(parsed.article, language)
     if language == "de":
-        if article_level == "art":
+        if article_level == "body":
+            head = ""  # a law without § / Art: its text is cited by the act (and Satz) alone
+        elif article_level == "art":
             head = f"Art. {article}"
         elif article_level == "anlage" or not article[:1].isdigit():
             head = article  # "Anlage 1", "Anhang"
@@ -73,11 +75,13 @@ def format_citation(unit_id: str, language: str, article_level: str = "article")
         head = _ARTICLE.get(language, "{}").format(article)
     levels = _LEVELS.get(language, {})
     steps = [levels.get(level, f"{level} {{}}").format(_label(label, language)) for level, label in parsed.path]
-    return " ".join([head, *steps, act])
+    return " ".join(part for part in (head, *steps, act) if part)
 
 
 def unit_heading(level: str, label: str, language: str, title: str = "") -> str:
     """One breadcrumb: ``§ 823 Schadensersatzpflicht``, ``Abs. 1``, ``art. 415``."""
+    if level == "body":
+        return "Text"
     if level in ("article", "para", "art", "anlage"):
         text = format_citation(f"x::{label}", language, level).rsplit(" ", 1)[0]
     else:

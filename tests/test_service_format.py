@@ -51,3 +51,10 @@ def test_verify_quote():
     missing = verify_quote("podlega grzywnie albo karze ograniczenia wolności", text)
     assert not missing["verified"] and missing["match"] == "none" and missing["score"] < 0.85
     assert verify_quote("...", text)["verified"] is False
+
+
+def test_a_missing_extra_says_how_to_install_it():
+    from lexir.service import MissingExtra, require
+
+    with pytest.raises(MissingExtra, match=r"no_such_package_xyz.*pip install 'lexir\[serve\]'"):
+        require({"no_such_module_xyz": "no_such_package_xyz"})

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+import weakref
 from collections.abc import Callable, Iterable
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -95,6 +96,19 @@ def unit_heading(level: str, label: str, language: str, title: str = "") -> str:
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
+_MAX_FORMS = 500_000
+_FORMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _word_forms(analyze) -> dict[str, tuple[str, ...]]:
+    """Surface word -> its index terms, per analyzer: a hit's words are analysed once per server,
+    not once per request (analysing each word is most of a snippet's cost)."""
+    try:
+        return _FORMS.setdefault(analyze, {})
+    except TypeError:  # not weak-referenceable: no cache
+        return {}
+
+
 def matched_terms(analyze: Callable[[str], list[str]], query: str) -> frozenset[str]:
     return frozenset(analyze(query))
 
@@ -105,9 +119,13 @@ def snippet(text: str, terms: Iterable[str], analyze: Callable[[str], list[str]]
     terms = frozenset(terms)
     spans = []
     if terms:
+        forms_of = _word_forms(analyze)
         for m in _WORD.finditer(text):
-            forms = analyze(m.group())
-            if forms and any(f in terms for f in forms):
+            word = m.group()
+            forms = forms_of.get(word)
+            if forms is None:
+                forms = forms_of[word] = tuple(analyze(word)) if len(forms_of) < _MAX_FORMS else ()
+            if forms and not terms.isdisjoint(forms):
                 spans.append((m.start(), m.end()))
     start = 0
     if spans and len(text) > width:

@@ -308,3 +308,27 @@ def test_requests_beyond_the_in_flight_bound_get_429(locked):
         assert reply.startswith("HTTP/1.1 200")
     with httpx.Client(base_url=locked.url, timeout=10) as c:
         assert c.get("/v1/corpora", headers={"X-API-Key": "s3cret-key"}).status_code == 200
+
+
+@pytest.fixture(scope="module")
+def greek(tmp_path_factory):
+    srv = Server(["el-statutes"], tmp_path_factory.mktemp("serve-el"))
+    yield srv
+    srv.stop()
+
+
+def test_greek_statutes(greek):
+    with httpx.Client(base_url=greek.url, timeout=60) as c:
+        hits = c.get("/v1/el-statutes/search", params={"q": "Όποιος σκότωσε άλλον τιμωρείται με κάθειρξη",
+                                                       "k": 5}).json()["hits"]
+        assert hits[0]["id"] == "PK::299" and hits[0]["citation"] == "άρθρο 299 ΠΚ"
+        assert "<mark>σκότωσε</mark>" in hits[0]["snippet"]
+        p = c.get("/v1/el-statutes/provisions/PK::299/par:1").json()
+        assert p["citation"] == "άρθρο 299 παρ. 1 ΠΚ" and p["text"].startswith("1. Όποιος σκότωσε")
+        found = c.post("/v1/cite", json={"text": "σύμφωνα με το άρθρο 299 παρ. 1 ΠΚ και το άρθρο 5 του ν. 4624/2019",
+                                         "language": "el"}).json()["citations"]
+        assert [(x["unit_id"], x["citation"], x["corpora"]) for x in found] == [
+            ("PK::299/par:1", "άρθρο 299 παρ. 1 ΠΚ", ["el-statutes"]),
+            ("N4624_2019::5", "άρθρο 5 ν. 4624/2019", ["el-statutes"])]
+        v = c.post("/v1/verify", json={"quote": "όποιος σκότωσε άλλον τιμωρείται", "citation": "άρθρο 299 ΠΚ"}).json()
+        assert v["verified"] and v["match"] == "exact" and v["id"] == "PK::299"

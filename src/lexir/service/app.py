@@ -57,6 +57,12 @@ class VerifyRequest(BaseModel):
     threshold: float = 0.85
 
 
+def _json(body: dict) -> JSONResponse:
+    """A response of plain JSON types, serialised directly: FastAPI's generic encoder walks every
+    value and costs several times more than the search it reports."""
+    return JSONResponse(body)
+
+
 def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message, **extra}}, status_code=status, headers=headers)
 
@@ -211,7 +217,7 @@ def create_app(state: ServiceState) -> FastAPI:
                    param: list[str] = Query(default=[], description="system parameter key:value (repeatable)"),
                    text: bool = True) -> dict:
         params = core.parse_param_pairs(param)
-        return core.search(state, corpus, [("q", q)], k, system, params, with_text=text)[0]
+        return _json(core.search(state, corpus, [("q", q)], k, system, params, with_text=text)[0])
 
     @app.post("/v1/{corpus}/search", tags=["search"])
     def search_post(corpus: str, body: SearchBatch) -> dict:
@@ -219,14 +225,14 @@ def create_app(state: ServiceState) -> FastAPI:
         if not queries:
             raise ServiceError("queries is empty", field="queries")
         results = core.search(state, corpus, queries, body.k, body.system, body.params, with_text=body.text)
-        return {"results": results}
+        return _json({"results": results})
 
     @app.get("/v1/{corpus}/provisions/{unit_id:path}", tags=["provisions"])
     def provision(corpus: str, unit_id: str,
                   context: list[str] = Query(default=[], description="parent, children, siblings, toc "
                                                                      "(repeatable or comma-separated)")) -> dict:
         wanted = [c.strip() for item in context for c in item.split(",") if c.strip()]
-        return core.provision(state, corpus, unit_id, wanted)
+        return _json(core.provision(state, corpus, unit_id, wanted))
 
     @app.post("/v1/cite", tags=["citations"])
     def cite(body: CiteRequest) -> dict:

@@ -13,6 +13,7 @@ import html
 import re
 import unicodedata
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -97,16 +98,6 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 _MAX_FORMS = 500_000
-_FORMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _word_forms(analyze) -> dict[str, tuple[str, ...]]:
-    """Surface word -> its index terms, per analyzer: a hit's words are analysed once per server,
-    not once per request (analysing each word is most of a snippet's cost)."""
-    try:
-        return _FORMS.setdefault(analyze, {})
-    except TypeError:  # not weak-referenceable: no cache
-        return {}
 
 
 def matched_terms(analyze: Callable[[str], list[str]], query: str) -> frozenset[str]:
@@ -117,16 +108,13 @@ def snippet(text: str, terms: Iterable[str], analyze: Callable[[str], list[str]]
     """The window of ``text`` (about ``width`` characters) with the most query terms, HTML-escaped,
     the matched words in ``<mark>``. A word matches when its index term is one of ``terms``."""
     terms = frozenset(terms)
-    spans = []
+    spans: list[tuple[int, int]] = []
     if terms:
-        forms_of = _word_forms(analyze)
-        for m in _WORD.finditer(text):
-            word = m.group()
-            forms = forms_of.get(word)
-            if forms is None:
-                forms = forms_of[word] = tuple(analyze(word)) if len(forms_of) < _MAX_FORMS else ()
-            if forms and not terms.isdisjoint(forms):
-                spans.append((m.start(), m.end()))
+        surfaces = _surfaces(text, analyze)
+        matched = {w for t in terms for w in surfaces.get(t, ())}
+        if matched:
+            pattern = _surface_pattern(frozenset(matched))
+            spans = [m.span() for m in pattern.finditer(text)]
     start = 0
     if spans and len(text) > width:
         best, best_count, j = 0, 0, 0
@@ -152,6 +140,44 @@ def snippet(text: str, terms: Iterable[str], analyze: Callable[[str], list[str]]
     out.append(html.escape(text[pos:end]))
     body = " ".join("".join(out).split())
     return ("… " if start > 0 else "") + body + (" …" if end < len(text) else "")
+
+
+_MAX_TEXTS = 4096  # texts whose term -> words map is kept, per analyzer
+_SURFACES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _surfaces(text: str, analyze) -> dict[str, tuple[str, ...]]:
+    """Index term -> the words of ``text`` that analyse to it. Analysing every word is most of a
+    snippet's cost, so the map is kept for the most recent texts (and word forms for all words)."""
+    try:
+        cache = _SURFACES.setdefault(analyze, {"texts": OrderedDict(), "forms": {}})
+    except TypeError:  # not weak-referenceable: no cache
+        cache = {"texts": OrderedDict(), "forms": {}}
+    texts, forms_of = cache["texts"], cache["forms"]
+    key = hash(text)
+    found = texts.get(key)
+    if found is not None and found[0] == text:
+        return found[1]
+    by_term: dict[str, list[str]] = {}
+    for word in set(_WORD.findall(text)):
+        forms = forms_of.get(word)
+        if forms is None:
+            forms = tuple(analyze(word))
+            if len(forms_of) < _MAX_FORMS:
+                forms_of[word] = forms
+        for form in forms:
+            by_term.setdefault(form, []).append(word)
+    mapping = {t: tuple(ws) for t, ws in by_term.items()}
+    texts[key] = (text, mapping)
+    while len(texts) > _MAX_TEXTS:
+        texts.popitem(last=False)
+    return mapping
+
+
+@lru_cache(maxsize=4096)
+def _surface_pattern(words: frozenset[str]) -> re.Pattern:
+    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
 
 
 # ---------------------------------------------------------------------------

@@ -289,6 +289,15 @@ def test_api_key(locked):
                      headers={"Authorization": "Bearer s3cret-key"}).status_code == 200
         assert c.post("/v1/cite", json={"text": "art. 1 k.k.", "language": "pl"}).status_code == 401
         assert c.get("/openapi.json").status_code == 401
+        # the page sends a reader to the key form; the right key sets a cookie that opens the page
+        r = c.get("/", headers={"Accept": "text/html"})
+        assert r.status_code == 303 and r.headers["location"] == "/login"
+        assert c.post("/login", data={"key": "wrong"}).status_code == 401
+        r = c.post("/login", data={"key": "s3cret-key"})
+        assert r.status_code == 303 and "lexir_key" in r.cookies
+        assert c.get("/", params={"q": "kradzież"}).status_code == 200
+        c.cookies.clear()
+        assert c.get("/", params={"q": "kradzież"}).status_code == 401
 
 
 def test_requests_beyond_the_in_flight_bound_get_429(locked):

@@ -109,6 +109,13 @@ class Guard:
             if scope["path"] == "/login":
                 await self.app(scope, receive, send)
                 return
+            accept = next((v for k, v in scope.get("headers", []) if k.lower() == b"accept"), b"")
+            if scope.get("method") == "GET" and b"text/html" in accept and not scope["path"].startswith("/v1/"):
+                # a reader at the page: to the key form, not a JSON error
+                await send({"type": "http.response.start", "status": 303,
+                            "headers": [(b"location", b"/login"), (b"content-length", b"0")]})
+                await send({"type": "http.response.body", "body": b""})
+                return
             await _send_json(send, 401, {"error": {"code": "unauthorised", "message":
                              "an API key is required: header X-API-Key or Authorization: Bearer"}},
                              {"www-authenticate": "Bearer"})

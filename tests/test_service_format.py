@@ -13,6 +13,7 @@ from lexir.service.hits import format_citation, snippet, unit_heading, verify_qu
     ("StGB::243/abs:1/satz:2/nr:3", "de", "para", "§ 243 Abs. 1 S. 2 Nr. 3 StGB"),
     ("GG::1/abs:1", "de", "art", "Art. 1 Abs. 1 GG"),
     ("BLG 2000::body/satz:2", "de", "body", "S. 2 BLG 2000"),
+    ("BGBEG::232§10/satz:1", "de", "para", "Art. 232 § 10 S. 1 BGBEG"),
     ("kc::415", "pl", "article", "art. 415 k.c."),
     ("kk::148/par:1", "pl", "article", "art. 148 § 1 k.k."),
     ("kc::4^1", "pl", "article", "art. 4¹ k.c."),

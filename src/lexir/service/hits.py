@@ -67,6 +67,8 @@ def format_citation(unit_id: str, language: str, article_level: str = "article")
     if language == "de":
         if article_level == "body":
             head = ""  # a law without § / Art: its text is cited by the act (and Satz) alone
+        elif "§" in article:  # EGBGB-style "Art. 232 § 10", stored as the label "232§10"
+            head = "Art. {} § {}".format(*article.split("§", 1))
         elif article_level == "art":
             head = f"Art. {article}"
         elif article_level == "anlage" or not article[:1].isdigit():

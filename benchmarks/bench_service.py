@@ -67,8 +67,13 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def load(port: int, corpus: str, queries: list[str], clients: int, seconds: float) -> dict:
-    paths = [f"/v1/{corpus}/search?" + urllib.parse.urlencode({"q": q, "k": 10}) for q in queries]
+def load_path(port: int, path: str, seconds: float) -> dict:
+    return load(port, "", [], 1, seconds, [path])
+
+
+def load(port: int, corpus: str, queries: list[str], clients: int, seconds: float,
+         paths: list[str] | None = None) -> dict:
+    paths = paths or [f"/v1/{corpus}/search?" + urllib.parse.urlencode({"q": q, "k": 10}) for q in queries]
     latencies: list[list[float]] = [[] for _ in range(clients)]
     errors = [0] * clients
     statuses: dict[int, int] = {}
@@ -172,6 +177,7 @@ def main() -> None:
             queries = queries_for(corpus, state.get(corpus).corpus)
             rss_loaded = rss_mib(proc.pid)
             load(port, corpus, queries, 2, 1.0)  # warm-up: first requests fill caches
+            floor = load_path(port, "/healthz", 3.0)  # the HTTP stack alone, one client: this machine's floor
             results = [load(port, corpus, queries, n, args.seconds) for n in levels]
             rss_after = rss_mib(proc.pid)
             local = in_process(state, corpus, queries, min(args.seconds, 10.0))
@@ -182,7 +188,7 @@ def main() -> None:
             log.close()
         entry = {"queries": len(queries), "startup_s": round(startup, 1), "server_rss_mib_loaded": rss_loaded[0],
                  "server_rss_mib_after": rss_after[0], "server_peak_rss_mib": rss_after[1],
-                 "load": results, "in_process": local}
+                 "healthz_1_client": floor, "load": results, "in_process": local}
         report["corpora"][corpus] = entry
         print(f"\n== {corpus}: {len(queries)} queries, server up in {startup:.1f}s, "
               f"RSS {rss_loaded[0]:.0f} MiB loaded, {rss_after[0]:.0f} MiB after load (peak {rss_after[1]:.0f})")
@@ -190,6 +196,8 @@ def main() -> None:
         for r in results:
             print(f"{r['clients']:>8} {r['requests']:>9} {r['rps']:>8.1f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} "
                   f"{r['errors']:>7}" + (f"  {r['statuses']}" if r["statuses"] else ""))
+        print(f"{'healthz':>8} {floor['requests']:>9} {floor['rps']:>8.1f} {floor['p50_ms']:>8.2f} "
+              f"{floor['p99_ms']:>8.2f} {floor['errors']:>7}  (1 client: the HTTP stack alone)")
         for name, r in local.items():
             print(f"in-process {name:<15} {r['rps']:>8.1f} req/s  p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms")
         best = max(r["rps"] for r in results)

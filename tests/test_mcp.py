@@ -48,7 +48,8 @@ def test_tools_over_stdio(tmp_path):
         out["corpora"] = payload(await session.call_tool("list_corpora", {}))
         out["search"] = payload(await session.call_tool("search_statutes",
                                                         {"query": "Kto zabija człowieka podlega karze", "k": 3}))
-        out["provision"] = payload(await session.call_tool("get_provision", {"id": "kk::148", "context": "parent"}))
+        out["provision"] = payload(await session.call_tool("get_provision", {"id": "kk::148",
+                                                                              "context": "parent,toc"}))
         long_id = "kk::115"  # the definitions article: longer than one page
         first = payload(await session.call_tool("get_provision", {"id": long_id}))
         pages = [first]
@@ -77,6 +78,9 @@ def test_tools_over_stdio(tmp_path):
     prov = out["provision"]
     assert prov["citation"] == "art. 148 k.k." and prov["path"] == "Kodeks karny > art. 148"
     assert prov["parent"]["id"] == "kk" and prov["next_cursor"] is None
+    # the Kodeks karny has 458 articles: 50 of them, around art. 148, and the count
+    assert len(prov["toc"]) == 50 and prov["toc_total"] == 458
+    assert "kk::148" in [t["id"] for t in prov["toc"]] and prov["toc_from"] > 0
     pages = out["pages"]
     assert len(pages) > 1  # paged, and the pages put together are the whole text
     assert pages[0]["total_chars"] == sum(len(p["text"]) for p in pages)

@@ -252,6 +252,13 @@ def test_bad_input_is_refused_with_the_right_status(client):
     big = "a " * (5 * 1024 * 1024)  # a 10 MB query
     r = client.post("/v1/demo/search", json={"queries": [{"text": big}]})
     assert r.status_code == 413
+    def chunks():  # no Content-Length: the cap holds as the body streams in
+        yield b'{"queries": [{"text": "'
+        for _ in range(200):
+            yield b"a " * 5000
+        yield b'"}]}'
+    r = client.post("/v1/demo/search", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413 and r.json()["error"]["code"] == "too_large"
     # httpx will not even build a 10 MB URL; a raw client sends one and gets a 4xx, not a hang or a 500
     status = raw_status(server_url(client), b"GET /v1/demo/search?q=" + b"a+" * (5 * 1024 * 1024)
                         + b" HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -59,3 +59,12 @@ def test_a_missing_extra_says_how_to_install_it():
 
     with pytest.raises(MissingExtra, match=r"no_such_package_xyz.*pip install 'lexir\[serve\]'"):
         require({"no_such_module_xyz": "no_such_package_xyz"})
+
+
+def test_verify_quote_in_a_long_provision_finds_the_passage():
+    # 20,000 words of other text around a passage: the window search is bounded, the passage still found
+    filler = " ".join(f"wort{i % 997}" for i in range(20_000))
+    passage = "Wer vorsätzlich oder fahrlässig das Leben eines anderen widerrechtlich verletzt"
+    text = f"{filler} {passage} {filler}"
+    found = verify_quote("wer vorsaetzlich oder fahrlassig das leben eines anderen widerrechtlich verletzt", text)
+    assert found["verified"] and found["match"] == "fuzzy" and found["span"]["text"] == passage

@@ -16,10 +16,11 @@ import logging
 import threading
 from typing import Any
 
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lexir.service import core
@@ -57,10 +58,30 @@ class VerifyRequest(BaseModel):
     threshold: float = 0.85
 
 
+async def _run(fast: bool, fn, *args, **kwargs):
+    if fast:
+        return fn(*args, **kwargs)
+    return await run_in_threadpool(fn, *args, **kwargs)
+
+
 def _json(body: dict) -> JSONResponse:
     """A response of plain JSON types, serialised directly: FastAPI's generic encoder walks every
     value and costs several times more than the search it reports."""
     return JSONResponse(body)
+
+
+def _param(name: str, kind: str, description: str, required: bool = False, default: Any = None) -> dict:
+    schema: dict[str, Any] = {"type": kind} if kind != "array" else {"type": "array", "items": {"type": "string"}}
+    if default is not None:
+        schema["default"] = default
+    return {"name": name, "in": "query", "required": required, "description": description, "schema": schema}
+
+
+def _int(value: str, name: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise ServiceError(f"{name} must be an integer; got {value[:20]!r}", field=name) from None
 
 
 def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
@@ -199,8 +220,17 @@ def create_app(state: ServiceState) -> FastAPI:
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
         return _error(422, "invalid", f"{where or 'request'}: {first.get('msg', 'invalid')}", field=where or None)
 
+    def too_large() -> JSONResponse:
+        return _error(413, "too_large", f"the request body may have at most {settings.max_body_bytes} bytes")
+
+    @app.exception_handler(_TooLarge)
+    async def body_too_large(_request: Request, _exc: Exception):
+        return too_large()
+
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request: Request, exc: StarletteHTTPException):
+        if isinstance(exc.__cause__, _TooLarge):  # FastAPI wraps a failed body read as a 400
+            return too_large()
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "error")
         message = exc.detail if exc.status_code != 404 else "no such route; see /openapi.json"
         return _error(exc.status_code, code, str(message))
@@ -211,34 +241,56 @@ def create_app(state: ServiceState) -> FastAPI:
         return _error(500, "internal", "internal error (logged by the server)")
 
     @app.get("/healthz", tags=["service"])
-    def healthz() -> dict:
+    async def healthz() -> dict:
         return {"status": "ok", "corpora": list(state.corpora)}
 
     @app.get("/v1/corpora", tags=["service"])
     def corpora() -> dict:
         return {"corpora": state.describe()}
 
-    @app.get("/v1/{corpus}/search", tags=["search"])
-    def search_get(corpus: str, q: str = Query(..., description="the question or case description"),
-                   k: int = 10, system: str | None = None,
-                   param: list[str] = Query(default=[], description="system parameter key:value (repeatable)"),
-                   text: bool = True) -> dict:
-        params = core.parse_param_pairs(param)
-        return _json(core.search(state, corpus, [("q", q)], k, system, params, with_text=text)[0])
+    def _fast(corpus: str, system: str | None, params: dict) -> bool:
+        loaded = state.corpora.get(corpus)
+        return loaded is not None and state.is_fast(loaded, system, params)
+
+    # Searches run in the event loop when they are fast (a built BM25 index: about a millisecond, less
+    # than handing the work to a thread and back); anything that may take longer (a first build, a
+    # dense encoder, a large batch) runs in the thread pool.
+    # GET routes read their query string themselves: FastAPI's per-request parameter machinery
+    # costs more than a BM25 search (benchmarks/bench_service.py). The parameters are documented
+    # in the OpenAPI schema all the same.
+    @app.get("/v1/{corpus}/search", tags=["search"], openapi_extra={"parameters": [
+        _param("q", "string", "the question or case description", required=True),
+        _param("k", "integer", "number of hits (1-1000)", default=10),
+        _param("system", "string", "one of the served systems (default: the first)"),
+        _param("param", "array", "system parameter key:value (repeatable)"),
+        _param("text", "boolean", "include each hit's text (and doc)", default=True)]})
+    async def search_get(corpus: str, request: Request) -> dict:
+        args = request.query_params
+        if "q" not in args:
+            raise ServiceError("the query parameter q is required", field="q")
+        k = _int(args.get("k", "10"), "k")
+        params = core.parse_param_pairs(args.getlist("param"))
+        with_text = args.get("text", "true").lower() not in ("false", "0", "no")
+        system = args.get("system")
+        found = await _run(_fast(corpus, system, params), core.search, state, corpus, [("q", args["q"])], k,
+                           system, params, with_text=with_text)
+        return _json(found[0])
 
     @app.post("/v1/{corpus}/search", tags=["search"])
-    def search_post(corpus: str, body: SearchBatch) -> dict:
+    async def search_post(corpus: str, body: SearchBatch) -> dict:
         queries = [(q.id or f"q{i + 1}", q.text) for i, q in enumerate(body.queries)]
         if not queries:
             raise ServiceError("queries is empty", field="queries")
-        results = core.search(state, corpus, queries, body.k, body.system, body.params, with_text=body.text)
+        fast = len(queries) <= 4 and _fast(corpus, body.system, body.params)
+        results = await _run(fast, core.search, state, corpus, queries, body.k, body.system, body.params,
+                             with_text=body.text)
         return _json({"results": results})
 
-    @app.get("/v1/{corpus}/provisions/{unit_id:path}", tags=["provisions"])
-    def provision(corpus: str, unit_id: str,
-                  context: list[str] = Query(default=[], description="parent, children, siblings, toc "
-                                                                     "(repeatable or comma-separated)")) -> dict:
-        wanted = [c.strip() for item in context for c in item.split(",") if c.strip()]
+    @app.get("/v1/{corpus}/provisions/{unit_id:path}", tags=["provisions"], openapi_extra={"parameters": [
+        _param("context", "array", "parent, children, siblings, toc (repeatable or comma-separated)")]})
+    async def provision(corpus: str, unit_id: str, request: Request) -> dict:  # look-ups only: in place
+        wanted = [c.strip() for item in request.query_params.getlist("context") for c in item.split(",")
+                  if c.strip()]
         return _json(core.provision(state, corpus, unit_id, wanted))
 
     @app.post("/v1/cite", tags=["citations"])

@@ -301,8 +301,8 @@ def verify(state: ServiceState, quote: Any, unit_id: str | None = None, citation
            corpus: str | None = None, threshold: float = 0.85) -> dict[str, Any]:
     if not isinstance(quote, str) or not quote.strip():
         raise ServiceError("quote must be a non-empty string", field="quote")
-    if len(quote) > state.settings.max_text_chars:
-        raise ServiceError(f"quote has {len(quote)} characters; at most {state.settings.max_text_chars}",
+    if len(quote) > state.settings.max_quote_chars:
+        raise ServiceError(f"quote has {len(quote)} characters; at most {state.settings.max_quote_chars}",
                            field="quote")
     if not (0.0 < threshold <= 1.0):
         raise ServiceError("threshold must be in (0, 1]", field="threshold")

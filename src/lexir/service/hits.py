@@ -9,6 +9,7 @@ the citation finder's act table of that language, else the act id.
 
 from __future__ import annotations
 
+import heapq
 import html
 import re
 import unicodedata
@@ -56,6 +57,7 @@ def _label(label: str, language: str) -> str:
     return label
 
 
+@lru_cache(maxsize=1 << 16)
 def format_citation(unit_id: str, language: str, article_level: str = "article") -> str:
     """The citation of a unit id as written in its jurisdiction (see the module doc)."""
     try:
@@ -82,6 +84,7 @@ def format_citation(unit_id: str, language: str, article_level: str = "article")
     return " ".join(part for part in (head, *steps, act) if part)
 
 
+@lru_cache(maxsize=1 << 16)
 def unit_heading(level: str, label: str, language: str, title: str = "") -> str:
     """One breadcrumb: ``§ 823 Schadensersatzpflicht``, ``Abs. 1``, ``art. 415``."""
     if level == "body":
@@ -185,6 +188,7 @@ def _surface_pattern(words: frozenset[str]) -> re.Pattern:
 # ---------------------------------------------------------------------------
 # quote verification
 
+_MAX_WINDOWS = 200  # windows compared in full per size, chosen by words shared with the quote
 _QUOTES = str.maketrans({"„": '"', "“": '"', "”": '"', "«": '"', "»": '"', "‚": "'", "‘": "'", "’": "'",
                          "–": "-", "—": "-", "\u00a0": " "})
 
@@ -218,8 +222,16 @@ def verify_quote(quote: str, text: str, threshold: float = 0.85) -> dict:
     sizes = sorted({max(1, n + d) for d in (-max(1, n // 5), 0, max(1, n // 5))})
     matcher = SequenceMatcher(autojunk=False)
     matcher.set_seq2(target)
+    wanted = set(q)
+    hit = [0]
+    for w in words:  # prefix sums of "this word occurs in the quote"
+        hit.append(hit[-1] + (w in wanted))
     for size in sizes:
-        for i in range(0, max(1, len(words) - size + 1)):
+        starts = range(0, max(1, len(words) - size + 1))
+        if len(starts) > _MAX_WINDOWS:  # long provisions: only the windows sharing the most words
+            starts = heapq.nlargest(_MAX_WINDOWS, starts,
+                                    key=lambda i: hit[min(len(words), i + size)] - hit[i])
+        for i in starts:
             window = " ".join(words[i:i + size])
             matcher.set_seq1(window)
             if matcher.real_quick_ratio() <= best[0] or matcher.quick_ratio() <= best[0]:

@@ -22,6 +22,7 @@ from lexir.service.state import ServiceError, ServiceState
 
 PAGE_CHARS = 4000
 MAX_K = 50
+MAX_LIST = 50  # entries of a list (toc, cited_by, ...) in one answer; the rest is counted, not dropped silently
 _MARK = re.compile(r"</?mark>")
 
 
@@ -85,7 +86,8 @@ def create_mcp(state: ServiceState) -> MCPServer:
     def get_provision(id: str, corpus: str | None = None, context: str = "", cursor: str | None = None) -> dict:
         """A provision by id (e.g. kk::148, BGB::823/abs:1): its citation, place in the act, text, what it
         cites and what cites it. context: comma-separated parent, children, siblings, toc. The text
-        comes in pages: pass next_cursor back as cursor for the rest."""
+        comes in pages: pass next_cursor back as cursor for the rest. Lists longer than 50 (the toc of a
+        large act) show the 50 around this provision, with <list>_total and <list>_from."""
         wanted = [c.strip() for c in context.split(",") if c.strip()]
         found = _call(core.provision, state, corpus_or_default(corpus), id, wanted)
         try:
@@ -103,7 +105,13 @@ def create_mcp(state: ServiceState) -> MCPServer:
         found["path"] = " > ".join(p["label"] for p in found["path"])
         for key in ("cites", "cited_by", "children", "siblings", "toc"):
             if found.get(key) is not None:
-                found[key] = [{"id": r["id"], "citation": r["citation"]} for r in found[key]]
+                refs = [{"id": r["id"], "citation": r["citation"]} for r in found[key]]
+                if len(refs) > MAX_LIST:  # a long act: the part around this provision, and how many in all
+                    here = next((i for i, r in enumerate(refs) if r["id"] in (id, found["article"])), 0)
+                    first = max(0, min(here - MAX_LIST // 2, len(refs) - MAX_LIST))
+                    found[f"{key}_total"], found[f"{key}_from"] = len(refs), first
+                    refs = refs[first:first + MAX_LIST]
+                found[key] = refs
         for key in ("prev", "next", "parent"):
             if found.get(key):
                 found[key] = {"id": found[key]["id"], "citation": found[key].get("citation", found[key]["id"])}

@@ -61,7 +61,8 @@ class Settings:
     systems: tuple[str, ...] = ("bm25",)  # the systems requests may choose (first: default)
     max_k: int = 1000
     max_query_chars: int = 10_000
-    max_text_chars: int = 200_000  # /v1/cite and /v1/verify inputs
+    max_text_chars: int = 200_000  # /v1/cite input
+    max_quote_chars: int = 5_000  # /v1/verify: fuzzy matching is quadratic in the quote
     max_batch: int = 100
     max_body_bytes: int = 1 << 20
     max_in_flight: int = 32
@@ -218,6 +219,17 @@ class ServiceState:
             while len(extra) > self.settings.extra_retrievers:
                 loaded.retrievers.pop(extra.pop(0))
             return retriever
+
+    def is_fast(self, loaded: LoadedCorpus, system: str | None, params: Mapping[str, Any]) -> bool:
+        """Whether a search with this system is already built and lexical (BM25, or fused BM25s): about
+        a millisecond, cheaper to run in place than to hand to a worker thread."""
+        from lexir.retrieval.bm25 import BM25Retriever
+
+        retriever = loaded.retrievers.get(_param_key(system or self.settings.systems[0], params))
+        if retriever is None:
+            return False
+        parts = getattr(retriever, "parts", None)
+        return all(isinstance(p, BM25Retriever) for p in parts) if parts else isinstance(retriever, BM25Retriever)
 
     def find_act(self, act: str, corpus: str | None) -> LoadedCorpus:
         """The served corpus holding ``act``; ``corpus`` must be given when several do."""

@@ -18,6 +18,7 @@ seed, which read like the short topical queries a user types.
 from __future__ import annotations
 
 import argparse
+import gc
 import http.client
 import json
 import os
@@ -175,6 +176,7 @@ def main() -> None:
             state = ServiceState(Settings())
             state.add(corpus)
             queries = queries_for(corpus, state.get(corpus).corpus)
+            state.settle()  # as the server does; the client threads run in this process too
             rss_loaded = rss_mib(proc.pid)
             load(port, corpus, queries, 2, 1.0)  # warm-up: first requests fill caches
             floor = load_path(port, "/healthz", 3.0)  # the HTTP stack alone, one client: this machine's floor
@@ -182,6 +184,8 @@ def main() -> None:
             rss_after = rss_mib(proc.pid)
             local = in_process(state, corpus, queries, min(args.seconds, 10.0))
             del state
+            gc.unfreeze()
+            gc.collect()
         finally:
             proc.terminate()
             proc.wait(30)

@@ -27,6 +27,7 @@ def _state(corpora: list[str], systems: list[str], data_dir: Path | None, **sett
     for spec in corpora or ["demo"]:
         err.print(f"loading {spec} …", highlight=False)
         state.add(spec, notify=lambda m: err.print(f"[yellow]{m}[/]", highlight=False))
+    state.settle()
     return state
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from lexir.service.hits import format_citation, snippet, unit_heading, verify_quote
 from lexir.service.state import LoadedCorpus, NotFound, ServiceError, ServiceState
-from lexir.types import ranked
+from lexir.types import Query, ranked
 
 CONTEXTS = ("parent", "children", "siblings", "toc")
 
@@ -82,16 +82,20 @@ def search(state: ServiceState, corpus: str, queries: Sequence[tuple[str, str]],
     analyze = _analyzer(retriever, loaded)
     out = []
     for (qid, _), text in zip(queries, texts, strict=True):
-        parts = getattr(retriever, "parts", None)
         explain: dict[str, dict[str, dict[str, float]]] = {}
-        if parts and hasattr(retriever, "fuse"):
-            # A fused system: search its parts once and fuse here, so each part's rank and score
-            # can be shown beside the fused result without searching twice.
-            lists = [dict(p.search(text, retriever.depth)) for p in parts]
-            results = ranked(retriever.fuse(lists))[:k]
-            names = _part_names(system or state.settings.systems[0], parts, params or {})
-            for name, found in zip(names, lists, strict=True):
-                for rank, (doc_id, score) in enumerate(ranked(found), 1):
+        fused = hasattr(retriever, "part_runs")
+        if fused:
+            # A fused system: its parts' runs once, fused here, so each part's rank and score can be
+            # shown beside the fused result without searching twice.
+            from lexir.retrieval.fusion import fuse
+
+            runs = retriever.part_runs([Query(qid, text)])
+            results = ranked(fuse(runs, retriever.method, **retriever.params).get(qid, {}))[:k]
+            names = list(retriever.part_names)
+            if len(set(names)) < len(names):  # two parts written alike: number them
+                names = [f"{i}:{n}" for i, n in enumerate(names)]
+            for name, run in zip(names, runs, strict=True):
+                for rank, (doc_id, score) in enumerate(ranked(run.get(qid, {})), 1):
                     explain.setdefault(doc_id, {})[name] = {"rank": rank, "score": round(score, 6)}
         else:
             results = retriever.search(text, k)
@@ -99,30 +103,12 @@ def search(state: ServiceState, corpus: str, queries: Sequence[tuple[str, str]],
         hits = []
         for rank, (doc_id, score) in enumerate(results, 1):
             hit = hit_json(loaded, doc_id, rank, score, terms, analyze, with_text)
-            if parts:
+            if fused:
                 hit["explain"] = explain.get(doc_id, {})
             hits.append(hit)
         out.append({"query": {"id": qid, "text": text}, "corpus": loaded.name,
                     "system": system or state.settings.systems[0], "hits": hits})
     return out
-
-
-def _part_names(system: str, parts: Sequence, params: Mapping[str, Any]) -> list[str]:
-    """The spec of each part of a fused system (``bm25``, ``bm25(mode=stem)``), numbered when two
-    parts are written alike."""
-    from lexir.retrieval.spec import parse_spec, parse_spec_list
-
-    try:
-        spec = parse_spec(system)
-        listed = params.get("systems") or spec.param_dict.get("systems", "")
-        names = [str(s) for s in parse_spec_list(str(listed))] if listed else []
-    except ValueError:
-        names = []
-    if len(names) != len(parts):
-        names = [getattr(p, "name", type(p).__name__) for p in parts]
-    if len(set(names)) < len(names):
-        names = [f"{i}:{n}" for i, n in enumerate(names)]
-    return names
 
 
 def hit_json(loaded: LoadedCorpus, doc_id: str, rank: int, score: float, terms, analyze,

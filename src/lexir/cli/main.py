@@ -597,6 +597,7 @@ def demo(
 
 from lexir.cli import answer as _answer  # noqa: E402,F401  (registers answer-eval)
 from lexir.cli import scale  # noqa: E402,F401  (registers encode)
+from lexir.cli import serve as _serve  # noqa: E402,F401  (registers serve, mcp, qrels)
 
 
 def main() -> None:  # pragma: no cover

@@ -1,0 +1,217 @@
+"""Load benchmark of ``lexir serve`` on loopback: requests/s, p50/p99 latency and errors at 1, 8
+and 32 concurrent clients, against the same searches made in-process; server memory.
+
+    nice -n 10 python benchmarks/bench_service.py --corpus pl-codes --corpus de-gesetze --seconds 10
+
+For each corpus the script starts ``lexir serve CORPUS`` (BM25, in-flight bound above the
+largest client count, so every refusal would be an error) as a subprocess, then runs
+``GET /v1/CORPUS/search?q=...&k=10`` from N client threads (stdlib ``http.client``, keep-alive,
+one connection each) for ``--seconds`` each, cycling through the queries. In-process figures
+time the same queries (a) on the retriever alone and (b) through the service's own search
+function (hit formatting: citations, breadcrumbs, snippets), single-threaded.
+
+Queries are development data, never a test split: for pl-codes the question texts of the
+pl-exams ``tune`` split; for de-gesetze, article headings (``§`` titles) sampled with a fixed
+seed, which read like the short topical queries a user types.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import http.client
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def queries_for(corpus_name: str, corpus, n: int = 300) -> list[str]:
+    if corpus_name == "pl-codes":
+        from lexir.datasets import registry
+
+        bench = registry.load("pl-exams")
+        return [q.text for q in bench.queries.split("tune").queries][:n]
+    titles = sorted({d.title for d in corpus.documents if d.title and len(d.title) > 8
+                     and "weggefallen" not in d.title})
+    random.Random(13).shuffle(titles)
+    return titles[:n]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_mib(pid: int) -> tuple[float, float]:
+    """(current, peak) resident memory of a process, MiB."""
+    values = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            values[key] = int(rest.split()[0]) / 1024
+    return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def load_path(port: int, path: str, seconds: float) -> dict:
+    return load(port, "", [], 1, seconds, [path])
+
+
+def load(port: int, corpus: str, queries: list[str], clients: int, seconds: float,
+         paths: list[str] | None = None) -> dict:
+    paths = paths or [f"/v1/{corpus}/search?" + urllib.parse.urlencode({"q": q, "k": 10}) for q in queries]
+    latencies: list[list[float]] = [[] for _ in range(clients)]
+    errors = [0] * clients
+    statuses: dict[int, int] = {}
+    start_gate = threading.Barrier(clients + 1)
+    stop_at = [0.0]
+
+    def client(i: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        j = i * 7919
+        start_gate.wait()
+        while time.perf_counter() < stop_at[0]:
+            path = paths[j % len(paths)]
+            j += 1
+            t0 = time.perf_counter()
+            try:
+                conn.request("GET", path)
+                response = conn.getresponse()
+                response.read()
+                ok = response.status == 200
+                if not ok:
+                    statuses[response.status] = statuses.get(response.status, 0) + 1
+            except (OSError, http.client.HTTPException):
+                ok = False
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            latencies[i].append(time.perf_counter() - t0)
+            if not ok:
+                errors[i] += 1
+        conn.close()
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    stop_at[0] = time.perf_counter() + seconds + 0.001
+    t0 = time.perf_counter()
+    start_gate.wait()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - t0
+    flat = [x for per in latencies for x in per]
+    return {"clients": clients, "requests": len(flat), "rps": len(flat) / elapsed,
+            "p50_ms": 1000 * percentile(flat, 50), "p99_ms": 1000 * percentile(flat, 99),
+            "errors": sum(errors), "statuses": statuses}
+
+
+def in_process(state, corpus: str, queries: list[str], seconds: float) -> dict:
+    """Single-threaded: the retriever alone, then the service's search (with formatting)."""
+    from lexir.service import core
+
+    loaded = state.get(corpus)
+    retriever = state.retriever(loaded, None, {})
+    out = {}
+    for name, call in (("retriever", lambda q: retriever.search(q, 10)),
+                       ("service_search", lambda q: core.search(state, corpus, [("q", q)], 10))):
+        times, i = [], 0
+        stop = time.perf_counter() + seconds
+        while time.perf_counter() < stop:
+            t0 = time.perf_counter()
+            call(queries[i % len(queries)])
+            times.append(time.perf_counter() - t0)
+            i += 1
+        out[name] = {"rps": len(times) / sum(times), "p50_ms": 1000 * statistics.median(times),
+                     "p99_ms": 1000 * percentile(times, 99), "requests": len(times)}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", action="append", default=[])
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--clients", default="1,8,32")
+    parser.add_argument("--json", type=Path, help="Also write the figures here")
+    args = parser.parse_args()
+    corpora = args.corpus or ["pl-codes"]
+    levels = [int(c) for c in args.clients.split(",")]
+    sys.path.insert(0, str(REPO / "src"))
+    from lexir.service.state import ServiceState, Settings
+
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    env.pop("LEXIR_API_KEY", None)
+    report = {"seconds": args.seconds, "cpus": os.cpu_count(), "corpora": {}}
+    for corpus in corpora:
+        port = free_port()
+        t0 = time.perf_counter()
+        log = open(f"/tmp/bench-service-{port}.log", "w")
+        proc = subprocess.Popen([sys.executable, "-m", "lexir.cli.main", "serve", corpus, "--port", str(port),
+                                 "--max-in-flight", str(max(levels) * 2)], env=env, stdout=log,
+                                stderr=subprocess.STDOUT, cwd=REPO)
+        try:
+            while True:
+                if proc.poll() is not None:
+                    raise SystemExit(f"server exited; see {log.name}")
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    time.sleep(0.5)
+            startup = time.perf_counter() - t0
+            state = ServiceState(Settings())
+            state.add(corpus)
+            queries = queries_for(corpus, state.get(corpus).corpus)
+            state.settle()  # as the server does; the client threads run in this process too
+            rss_loaded = rss_mib(proc.pid)
+            load(port, corpus, queries, 2, 1.0)  # warm-up: first requests fill caches
+            floor = load_path(port, "/healthz", 3.0)  # the HTTP stack alone, one client: this machine's floor
+            results = [load(port, corpus, queries, n, args.seconds) for n in levels]
+            rss_after = rss_mib(proc.pid)
+            local = in_process(state, corpus, queries, min(args.seconds, 10.0))
+            del state
+            gc.unfreeze()
+            gc.collect()
+        finally:
+            proc.terminate()
+            proc.wait(30)
+            log.close()
+        entry = {"queries": len(queries), "startup_s": round(startup, 1), "server_rss_mib_loaded": rss_loaded[0],
+                 "server_rss_mib_after": rss_after[0], "server_peak_rss_mib": rss_after[1],
+                 "healthz_1_client": floor, "load": results, "in_process": local}
+        report["corpora"][corpus] = entry
+        print(f"\n== {corpus}: {len(queries)} queries, server up in {startup:.1f}s, "
+              f"RSS {rss_loaded[0]:.0f} MiB loaded, {rss_after[0]:.0f} MiB after load (peak {rss_after[1]:.0f})")
+        print(f"{'clients':>8} {'requests':>9} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
+        for r in results:
+            print(f"{r['clients']:>8} {r['requests']:>9} {r['rps']:>8.1f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} "
+                  f"{r['errors']:>7}" + (f"  {r['statuses']}" if r["statuses"] else ""))
+        print(f"{'healthz':>8} {floor['requests']:>9} {floor['rps']:>8.1f} {floor['p50_ms']:>8.2f} "
+              f"{floor['p99_ms']:>8.2f} {floor['errors']:>7}  (1 client: the HTTP stack alone)")
+        for name, r in local.items():
+            print(f"in-process {name:<15} {r['rps']:>8.1f} req/s  p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms")
+        best = max(r["rps"] for r in results)
+        one = results[0]
+        print(f"overhead per request at 1 client: {one['p50_ms'] - local['retriever']['p50_ms']:.2f} ms (p50, vs the "
+              f"retriever), {one['p50_ms'] - local['service_search']['p50_ms']:.2f} ms (vs the service's search in-process)")
+        print(f"best service throughput / in-process retriever throughput: {best / local['retriever']['rps']:.0%}")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

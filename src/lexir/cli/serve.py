@@ -1,0 +1,115 @@
+"""``lexir serve`` (HTTP API and page), ``lexir mcp`` (MCP server) and ``lexir qrels export``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from lexir.cli.main import CLIError, DataDir, app, err, guarded
+
+Systems = typer.Option(["bm25"], "--system", help="A system requests may use (repeatable; the first is the "
+                                                   "default), e.g. bm25 or 'rrf(systems=bm25+bm25(mode=stem))'")
+
+
+def _state(corpora: list[str], systems: list[str], data_dir: Path | None, **settings):
+    from lexir.service import MissingExtra, require
+
+    try:
+        require()
+    except MissingExtra as exc:
+        raise CLIError(str(exc)) from None
+    from lexir.service.state import ServiceState, Settings
+
+    state = ServiceState(Settings.from_env(systems=tuple(systems), data_dir=str(data_dir) if data_dir else None,
+                                           **settings))
+    for spec in corpora or ["demo"]:
+        err.print(f"loading {spec} …", highlight=False)
+        state.add(spec, notify=lambda m: err.print(f"[yellow]{m}[/]", highlight=False))
+    state.settle()
+    return state
+
+
+@app.command()
+@guarded
+def serve(
+    corpora: list[str] = typer.Argument(None, help="Registered datasets or corpus paths (default: demo)"),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (loopback unless told otherwise)"),
+    port: int = typer.Option(8000, "--port"),
+    systems: list[str] = Systems,
+    max_in_flight: int = typer.Option(32, "--max-in-flight", help="Requests in flight before 429"),
+    cors: str = typer.Option("", "--cors", help="Allowed CORS origins, comma-separated (default: CORS off)"),
+    data_dir: Path = DataDir,
+):
+    """Serve the HTTP API (/v1, /openapi.json) and the web page (/) over the given corpora.
+
+    Set LEXIR_API_KEY to require the key (X-API-Key or Authorization: Bearer) on every route
+    but /healthz."""
+    origins = tuple(o.strip() for o in cors.split(",") if o.strip()) or None
+    state = _state(corpora, systems, data_dir, host=host, port=port, max_in_flight=max_in_flight,
+                   cors_origins=origins)
+    import uvicorn
+
+    from lexir.service.app import create_app
+
+    if host not in ("127.0.0.1", "localhost", "::1") and not state.settings.api_key:
+        err.print(f"[yellow]warning: serving on {host} without LEXIR_API_KEY: anyone who can reach it can use it[/]")
+    err.print(f"lexir serving {', '.join(state.corpora)} on http://{host}:{port}/", highlight=False)
+    uvicorn.run(create_app(state), host=host, port=port, log_level="warning",
+                limit_concurrency=max(64, 4 * max_in_flight), h11_max_incomplete_event_size=64 * 1024)
+
+
+@app.command("mcp")
+@guarded
+def mcp_cmd(
+    corpora: list[str] = typer.Argument(None, help="Registered datasets or corpus paths (default: demo)"),
+    http: bool = typer.Option(False, "--http", help="Streamable HTTP on --host/--port instead of stdio"),
+    host: str = typer.Option("127.0.0.1", "--host"),
+    port: int = typer.Option(8001, "--port"),
+    systems: list[str] = Systems,
+    data_dir: Path = DataDir,
+):
+    """Serve lexir's tools to agents over MCP (stdio by default)."""
+    from lexir.service import MCP_PACKAGES, MissingExtra, require
+
+    try:
+        require(MCP_PACKAGES)
+    except MissingExtra as exc:
+        raise CLIError(str(exc)) from None
+    state = _state(corpora, systems, data_dir)
+    from lexir.service.mcp_server import create_mcp, run_http
+
+    server = create_mcp(state)
+    if http:
+        err.print(f"lexir MCP (streamable HTTP) on http://{host}:{port}/mcp", highlight=False)
+        run_http(server, host, port)
+    else:
+        server.run("stdio")
+
+
+qrels_app = typer.Typer(help="Relevance judgements made in the web page.", no_args_is_help=True)
+app.add_typer(qrels_app, name="qrels")
+
+
+@qrels_app.command("export")
+@guarded
+def qrels_export(
+    output: Path = typer.Option(None, "--output", "-o", help="Qrels file to write (default: stdout)"),
+    topics: Path = typer.Option(None, "--topics", help="Also write the judged queries (qid<TAB>text)"),
+    corpus: str = typer.Option(None, "--corpus", help="Only judgements made on this corpus"),
+    db: Path = typer.Option(None, "--db", help="Judgement database (default: the cache's judgements.sqlite)"),
+):
+    """Export the page's relevance marks as TREC qrels (qid 0 docid grade), for lexir eval."""
+    from lexir.service.judgements import Judgements
+
+    store = Judgements(db)
+    lines = store.qrels_lines(corpus)
+    text = "".join(line + "\n" for line in lines)
+    if output:
+        output.write_text(text, encoding="utf-8")
+        err.print(f"{len(lines)} judgements -> {output}", highlight=False)
+    else:
+        sys.stdout.write(text)
+    if topics:
+        topics.write_text("".join(f"{qid}\t{q}\n" for qid, q in store.topics(corpus)), encoding="utf-8")

@@ -1,0 +1,300 @@
+"""What the service does, whatever the transport: search, provisions in context, citations and
+quote checks. The HTTP API, the web page and the MCP server all call these functions, so a
+hit or a provision has one shape everywhere and every limit is checked once.
+
+Every function checks its input and raises :class:`~lexir.service.state.ServiceError` (400)
+or :class:`~lexir.service.state.NotFound` (404) with what would have been valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lexir.service.hits import format_citation, snippet, unit_heading, verify_quote
+from lexir.service.state import LoadedCorpus, NotFound, ServiceError, ServiceState
+from lexir.types import Query, ranked
+
+CONTEXTS = ("parent", "children", "siblings", "toc")
+
+
+def _analyzer(retriever, loaded: LoadedCorpus):
+    """The analyzer that decides which words of a hit count as matched: the retriever's own when it
+    has one (BM25), else a stemming analyzer of the corpus language, else plain words."""
+    analyzer = getattr(retriever, "analyzer", None)
+    if analyzer is None:
+        parts = getattr(retriever, "parts", None) or []
+        analyzer = next((p.analyzer for p in parts if getattr(p, "analyzer", None) is not None), None)
+    if analyzer is None:
+        from lexir.analysis import Analyzer
+
+        try:
+            analyzer = Analyzer.create(loaded.language or "en", "stem")
+        except ValueError:
+            analyzer = Analyzer.create(loaded.language or "en", "raw")
+    return analyzer
+
+
+def check_query(state: ServiceState, text: Any, where: str = "q") -> str:
+    if not isinstance(text, str):
+        raise ServiceError("a query must be a string", field=where)
+    if not text.strip():
+        raise ServiceError("the query is empty", field=where)
+    limit = state.settings.max_query_chars
+    if len(text) > limit:
+        raise ServiceError(f"the query has {len(text)} characters; at most {limit} are accepted", field=where)
+    return text
+
+
+def check_k(state: ServiceState, k: Any) -> int:
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise ServiceError("k must be an integer", field="k")
+    if not 1 <= k <= state.settings.max_k:
+        raise ServiceError(f"k must be between 1 and {state.settings.max_k}; got {k}", field="k")
+    return k
+
+
+def parse_param_pairs(pairs: Sequence[str]) -> dict[str, str]:
+    """``["k1:0.9", "b=0.4"]`` -> ``{"k1": "0.9", "b": "0.4"}`` (``:`` or ``=``)."""
+    out = {}
+    for pair in pairs:
+        for sep in (":", "="):
+            key, found, value = pair.partition(sep)
+            if found and key.strip():
+                out[key.strip()] = value.strip()
+                break
+        else:
+            raise ServiceError(f"bad parameter {pair!r}: expected key:value", field="param")
+    return out
+
+
+def search(state: ServiceState, corpus: str, queries: Sequence[tuple[str, str]], k: int = 10,
+           system: str | None = None, params: Mapping[str, Any] | None = None,
+           with_text: bool = True) -> list[dict[str, Any]]:
+    """Ranked hits for each ``(query id, text)``; one ``{"query", "hits"}`` per query."""
+    loaded = state.get(corpus)
+    k = check_k(state, k)
+    if len(queries) > state.settings.max_batch:
+        raise ServiceError(f"{len(queries)} queries in one batch; at most {state.settings.max_batch}",
+                           field="queries")
+    texts = [check_query(state, text, f"queries[{i}].text") for i, (_, text) in enumerate(queries)]
+    retriever = state.retriever(loaded, system, dict(params or {}))
+    analyze = _analyzer(retriever, loaded)
+    out = []
+    for (qid, _), text in zip(queries, texts, strict=True):
+        explain: dict[str, dict[str, dict[str, float]]] = {}
+        fused = hasattr(retriever, "part_runs")
+        if fused:
+            # A fused system: its parts' runs once, fused here, so each part's rank and score can be
+            # shown beside the fused result without searching twice.
+            from lexir.retrieval.fusion import fuse
+
+            runs = retriever.part_runs([Query(qid, text)])
+            results = ranked(fuse(runs, retriever.method, **retriever.params).get(qid, {}))[:k]
+            names = list(retriever.part_names)
+            if len(set(names)) < len(names):  # two parts written alike: number them
+                names = [f"{i}:{n}" for i, n in enumerate(names)]
+            for name, run in zip(names, runs, strict=True):
+                for rank, (doc_id, score) in enumerate(ranked(run.get(qid, {})), 1):
+                    explain.setdefault(doc_id, {})[name] = {"rank": rank, "score": round(score, 6)}
+        else:
+            results = retriever.search(text, k)
+        terms = frozenset(analyze(text))
+        hits = []
+        for rank, (doc_id, score) in enumerate(results, 1):
+            hit = hit_json(loaded, doc_id, rank, score, terms, analyze, with_text)
+            if fused:
+                hit["explain"] = explain.get(doc_id, {})
+            hits.append(hit)
+        out.append({"query": {"id": qid, "text": text}, "corpus": loaded.name,
+                    "system": system or state.settings.systems[0], "hits": hits})
+    return out
+
+
+def hit_json(loaded: LoadedCorpus, doc_id: str, rank: int, score: float, terms, analyze,
+             with_text: bool = True) -> dict[str, Any]:
+    doc = loaded.corpus.get(doc_id)
+    text = doc.text if doc else ""
+    unit = loaded.units.get(doc_id)
+    act = unit.act if unit else None
+    hit: dict[str, Any] = {
+        "rank": rank,
+        "score": round(float(score), 6),
+        "id": doc_id,
+        "act": {"id": act.id if act else doc_id.split("::", 1)[0], "title": act.title if act else ""},
+        "path": breadcrumbs(loaded, doc_id),
+        "citation": citation(loaded, doc_id),
+        "title": doc.title if doc else "",
+        "snippet": snippet(text, terms, analyze),
+    }
+    if with_text:
+        hit["text"] = text
+        # Anserini / Pyserini REST candidate fields, so rerankers reading those read this too.
+        hit["docid"] = doc_id
+        hit["doc"] = {"id": doc_id, "title": doc.title if doc else "", "contents": text}
+    return hit
+
+
+def citation(loaded: LoadedCorpus, unit_id: str) -> str:
+    unit = loaded.units.get(unit_id)
+    level = "article"
+    if unit is not None:
+        article = loaded.units.get(unit_id.split("/", 1)[0])
+        level = article.provision.level if article else unit.provision.level
+    return format_citation(unit_id, loaded.language, level)
+
+
+def breadcrumbs(loaded: LoadedCorpus, unit_id: str) -> list[dict[str, str]]:
+    """The act, then each unit from the article down to ``unit_id``."""
+    unit = loaded.units.get(unit_id)
+    if unit is None:
+        return []
+    crumbs = [{"id": unit.act.id, "level": "act", "label": unit.act.title or unit.act.id}]
+    for uid in [*loaded.ancestors(unit_id), unit_id]:
+        p = loaded.units[uid].provision
+        crumbs.append({"id": uid, "level": p.level, "label": unit_heading(p.level, p.label, loaded.language, p.title)})
+    return crumbs
+
+
+def _ref(loaded: LoadedCorpus, unit_id: str) -> dict[str, Any]:
+    unit = loaded.units.get(unit_id)
+    if unit is None:  # an act node of the graph
+        act = loaded.corpus.acts.get(unit_id)
+        return {"id": unit_id, "citation": unit_id, "title": act.title if act else ""}
+    p = unit.provision
+    return {"id": unit_id, "citation": citation(loaded, unit_id), "level": p.level, "label": p.label,
+            "title": p.title}
+
+
+def provision(state: ServiceState, corpus: str, unit_id: str, context: Sequence[str] = ()) -> dict[str, Any]:
+    """A provision with its place in the act, what it cites and what cites it, and the context
+    asked for: ``parent``, ``children``, ``siblings`` (all units under the same parent), ``toc``
+    (the act's articles)."""
+    loaded = state.get(corpus)
+    if not isinstance(unit_id, str) or len(unit_id) > 500:
+        raise ServiceError("an id is a string of at most 500 characters", field="id")
+    bad = [c for c in context if c not in CONTEXTS]
+    if bad:
+        raise ServiceError(f"unknown context {bad[0]!r}; valid: {', '.join(CONTEXTS)}", valid=CONTEXTS,
+                           field="context")
+    unit = loaded.unit(unit_id)
+    p = unit.provision
+    article_id = unit_id.split("/", 1)[0]
+    order = loaded.article_order.get(unit.act.id, [])
+    position = order.index(article_id) if article_id in order else -1
+    out: dict[str, Any] = {
+        "corpus": loaded.name,
+        "id": unit_id,
+        "level": p.level,
+        "label": p.label,
+        "title": p.title,
+        "act": {"id": unit.act.id, "title": unit.act.title},
+        "path": breadcrumbs(loaded, unit_id),
+        "citation": citation(loaded, unit_id),
+        "text": p.text,
+        "article": article_id,
+        "prev": _ref(loaded, order[position - 1]) if position > 0 else None,
+        "next": _ref(loaded, order[position + 1]) if 0 <= position < len(order) - 1 else None,
+        "cites": None,
+        "cited_by": None,
+    }
+    graph = loaded.graph
+    if graph is not None and unit_id in graph:
+        out["cites"] = [_ref(loaded, t) for t in graph.cites_within(unit_id)]
+        out["cited_by"] = [_ref(loaded, s) for s in cited_by_within(graph, unit_id)]
+    if "parent" in context:
+        out["parent"] = _ref(loaded, unit.parent) if unit.parent else {"id": unit.act.id, "level": "act",
+                                                                       "title": unit.act.title}
+    if "children" in context:
+        out["children"] = [_ref(loaded, c.id) for c in p.children]
+    if "siblings" in context:
+        if unit.parent:
+            out["siblings"] = [_ref(loaded, c.id) for c in loaded.units[unit.parent].provision.children]
+        else:
+            out["siblings"] = [_ref(loaded, a) for a in order[max(0, position - 5):position + 6]]
+    if "toc" in context:
+        out["toc"] = [_ref(loaded, a) for a in order]
+    return out
+
+
+def cited_by_within(graph, node: str) -> list[str]:
+    """Units outside ``node``'s subtree that cite ``node`` or any unit inside it, in graph order."""
+    start = graph.index[node]
+    inside = set(graph._subtree(start))
+    seen: dict[int, None] = {}
+    for i in graph._subtree(start):
+        for j in graph.neighbour_indices(i, "cited_by").tolist():
+            if j not in inside:
+                seen.setdefault(j, None)
+    return [graph.ids[j] for j in sorted(seen)]
+
+
+def cite(state: ServiceState, text: Any, language: Any) -> dict[str, Any]:
+    """The citations in ``text``: span, act as written, canonical id (or null), and the served
+    corpora holding the cited article."""
+    from lexir.citations.extract import LANGUAGES, find_citations
+
+    if not isinstance(text, str):
+        raise ServiceError("text must be a string", field="text")
+    if len(text) > state.settings.max_text_chars:
+        raise ServiceError(f"text has {len(text)} characters; at most {state.settings.max_text_chars}",
+                           field="text")
+    if language not in LANGUAGES:
+        raise ServiceError(f"no citation finder for language {language!r}", valid=LANGUAGES, field="language")
+    out = []
+    for c in find_citations(text, language):
+        item = c.to_json()
+        item["act_raw"] = c.act_raw
+        item["unit_id"] = c.unit_id
+        item["citation"] = format_citation(c.unit_id, language) if c.unit_id else None
+        item["corpora"] = [name for name, lc in state.corpora.items() if c.id and c.id in lc.units]
+        out.append(item)
+    return {"language": language, "citations": out}
+
+
+def resolve_target(state: ServiceState, id_or_citation: str, corpus: str | None,
+                   is_citation: bool | None = None) -> tuple[LoadedCorpus, str]:
+    """A served unit from an id (``kc::415``) or a written citation (``art. 415 k.c.``)."""
+    from lexir.citations.extract import LANGUAGES, find_citations
+
+    text = id_or_citation.strip()
+    if is_citation is None:
+        is_citation = "::" not in text
+    if not is_citation:
+        loaded = state.find_act(text.split("::", 1)[0], corpus)
+        loaded.unit(text)  # 404 with close ids when absent
+        return loaded, text
+    candidates = [state.get(corpus)] if corpus else list(state.corpora.values())
+    tried = []
+    for loaded in candidates:
+        lang = loaded.language
+        if lang not in LANGUAGES:
+            continue
+        for c in find_citations(text, lang):
+            if c.unit_id is None:
+                continue
+            tried.append(c.unit_id)
+            uid = c.unit_id
+            while uid not in loaded.units and "/" in uid:  # the deepest cited unit that exists
+                uid = uid.rsplit("/", 1)[0]
+            if uid in loaded.units:
+                return loaded, uid
+    raise NotFound(f"the citation {text!r} names no provision of the served corpora"
+                   + (f" (read as {', '.join(tried)})" if tried else ""), valid=list(state.corpora), field="citation")
+
+
+def verify(state: ServiceState, quote: Any, unit_id: str | None = None, citation_text: str | None = None,
+           corpus: str | None = None, threshold: float = 0.85) -> dict[str, Any]:
+    if not isinstance(quote, str) or not quote.strip():
+        raise ServiceError("quote must be a non-empty string", field="quote")
+    if len(quote) > state.settings.max_quote_chars:
+        raise ServiceError(f"quote has {len(quote)} characters; at most {state.settings.max_quote_chars}",
+                           field="quote")
+    if not (0.0 < threshold <= 1.0):
+        raise ServiceError("threshold must be in (0, 1]", field="threshold")
+    if bool(unit_id) == bool(citation_text):
+        raise ServiceError("give exactly one of 'id' and 'citation'", field="id")
+    loaded, uid = resolve_target(state, unit_id or citation_text or "", corpus, is_citation=bool(citation_text))
+    text = loaded.units[uid].provision.text
+    result = verify_quote(quote, text, threshold)
+    return {"corpus": loaded.name, "id": uid, "citation": citation(loaded, uid), **result}

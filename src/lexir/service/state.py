@@ -1,0 +1,319 @@
+"""What a running service holds: its settings, the corpora it serves, their retrievers and graphs.
+
+Corpora are named at start-up (``lexir serve pl-codes de-gesetze``) and loaded once, with
+their statute graphs and the configured systems built (or loaded from the index cache)
+before the server listens, so no request pays for a parse. A request names a corpus by the
+name it was served under, never by a path: nothing in a request reaches the file system.
+
+A request may ask for other parameters of an allowed system (``param=k1:0.9``): that
+retriever is built on demand, one build at a time per corpus, and kept in a small LRU.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lexir.io.paths import cache_dir, safe_name
+from lexir.retrieval.base import Retriever
+from lexir.types import Act, Corpus, Provision, act_of, article_of
+
+
+class ServiceError(Exception):
+    """A request the service refuses: ``status`` is the HTTP status, ``valid`` what would work."""
+
+    status = 400
+    code = "bad_request"
+
+    def __init__(self, message: str, valid: Iterable[str] | None = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.valid = list(valid) if valid is not None else None
+        self.field = field
+
+    def to_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.field:
+            body["field"] = self.field
+        if self.valid is not None:
+            body["valid"] = self.valid
+        return {"error": body}
+
+
+class NotFound(ServiceError):
+    status = 404
+    code = "not_found"
+
+
+@dataclass
+class Settings:
+    """Limits and switches; the defaults are the safe ones (loopback, no CORS, bounded work)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    api_key: str | None = None  # LEXIR_API_KEY
+    systems: tuple[str, ...] = ("bm25",)  # the systems requests may choose (first: default)
+    max_k: int = 1000
+    max_query_chars: int = 10_000
+    max_text_chars: int = 200_000  # /v1/cite input
+    max_quote_chars: int = 5_000  # /v1/verify: fuzzy matching is quadratic in the quote
+    max_batch: int = 100
+    max_body_bytes: int = 1 << 20
+    max_in_flight: int = 32
+    retry_after_s: int = 1
+    cors_origins: tuple[str, ...] = ()
+    extra_retrievers: int = 4  # on-demand parameter variants kept per corpus
+    data_dir: str | None = None
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> Settings:
+        env_key = os.environ.get("LEXIR_API_KEY") or None
+        origins = tuple(o.strip() for o in os.environ.get("LEXIR_CORS_ORIGINS", "").split(",") if o.strip())
+        values: dict[str, Any] = {"api_key": env_key, "cors_origins": origins}
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+
+@dataclass(slots=True)
+class Unit:
+    """A provision with its place: its act and its parent (a million of these for German law)."""
+
+    provision: Provision
+    act: Act
+    parent: str | None
+
+
+@dataclass
+class LoadedCorpus:
+    """One served corpus: documents, units by id, article order, graph and retrievers."""
+
+    name: str
+    corpus: Corpus
+    provenance: dict[str, Any]
+    units: dict[str, Unit] = field(default_factory=dict)
+    article_order: dict[str, list[str]] = field(default_factory=dict)  # act id -> article ids
+    graph: Any = None  # lexir.structure.graph.StatuteGraph, or None without structure
+    retrievers: OrderedDict = field(default_factory=OrderedDict)
+    build_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def language(self) -> str:
+        return self.corpus.language
+
+    def index_units(self) -> None:
+        for act in self.corpus.acts.values():
+            order = self.article_order.setdefault(act.id, [])
+            for article in act.articles:
+                order.append(article.id)
+                stack: list[tuple[Provision, str | None]] = [(article, None)]
+                while stack:
+                    unit, parent = stack.pop()
+                    self.units[unit.id] = Unit(unit, act, parent)
+                    stack.extend((child, unit.id) for child in unit.children)
+        # A corpus without acts (a BEIR folder, a JSONL file): each document is its own article.
+        if not self.corpus.acts:
+            for doc in self.corpus.documents:
+                act_id = act_of(doc.id)
+                act = Act(act_id, "", self.corpus.language)
+                self.units[doc.id] = Unit(Provision(doc.id, "article", doc.id.split("::", 1)[-1], doc.text,
+                                                    doc.title), act, None)
+                self.article_order.setdefault(act_id, []).append(doc.id)
+
+    def ancestors(self, unit_id: str) -> list[str]:
+        """Ids from the article down to the parent of ``unit_id``."""
+        out, parent = [], self.units[unit_id].parent
+        while parent is not None:
+            out.append(parent)
+            parent = self.units[parent].parent
+        return out[::-1]
+
+    def unit(self, unit_id: str) -> Unit:
+        found = self.units.get(unit_id)
+        if found is not None:
+            return found
+        act = act_of(unit_id) if "::" in unit_id else ""
+        if act in self.article_order:
+            near = difflib.get_close_matches(article_of(unit_id), self.article_order[act], n=5, cutoff=0.5)
+            raise NotFound(f"no provision {unit_id!r} in corpus {self.name!r}; close ids in {act}: "
+                           f"{', '.join(near) or 'none'}", valid=near, field="id")
+        acts = sorted(self.article_order)
+        shown = acts[:50]
+        more = f" (and {len(acts) - 50} more)" if len(acts) > 50 else ""
+        raise NotFound(f"no provision {unit_id!r} in corpus {self.name!r}: ids look like ACT::ARTICLE"
+                       f"[/level:label]; acts: {', '.join(shown)}{more}", valid=shown, field="id")
+
+
+def _param_key(system: str, params: Mapping[str, Any]) -> tuple:
+    return (system, tuple(sorted((str(k), str(v)) for k, v in params.items())))
+
+
+class ServiceState:
+    """The corpora a service serves, loaded once; shared by the API, the page and the MCP server."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.corpora: dict[str, LoadedCorpus] = {}
+
+    # -- loading ------------------------------------------------------------------------
+
+    def add(self, spec: str, language: str | None = None, notify: Callable[[str], None] | None = None,
+            graph: bool = True) -> LoadedCorpus:
+        """Load a corpus (registered name or path), index its units, load or build its graph and
+        the configured systems. Served under the registered name, or the path's corpus name."""
+        from lexir.datasets.generic import is_path, load_corpus
+
+        corpus = load_corpus(spec, language, self.settings.data_dir, notify=notify)
+        name = corpus.name if is_path(spec) else spec
+        if name in self.corpora:
+            raise ValueError(f"corpus {name!r} given twice")
+        loaded = LoadedCorpus(name, corpus, _provenance(spec, corpus, self.settings.data_dir))
+        loaded.index_units()
+        if graph and corpus.acts:
+            loaded.graph = _graph_for(corpus, notify)
+        for system in self.settings.systems:
+            self.retriever(loaded, system, {})
+        self.corpora[name] = loaded
+        return loaded
+
+    def settle(self) -> None:
+        """Call once everything is loaded: a collection, then the loaded objects moved to the
+        permanent generation (``gc.freeze``). A served German corpus is millions of objects (units,
+        graph ids, index maps) that never die; without this, the collector's full passes walk them
+        all, pausing requests for tens to hundreds of milliseconds."""
+        import gc
+
+        gc.collect()
+        gc.freeze()
+
+    # -- lookups ------------------------------------------------------------------------
+
+    def get(self, name: str) -> LoadedCorpus:
+        try:
+            return self.corpora[name]
+        except KeyError:
+            raise NotFound(f"no corpus {name!r}; served: {', '.join(self.corpora) or 'none'}",
+                           valid=list(self.corpora), field="corpus") from None
+
+    def default_corpus(self) -> str | None:
+        return next(iter(self.corpora), None)
+
+    def retriever(self, loaded: LoadedCorpus, system: str | None, params: Mapping[str, Any]) -> Retriever:
+        """The retriever of an allowed ``system`` with ``params`` over ``loaded``, built once."""
+        from lexir.retrieval.build import build_retriever
+
+        system = system or self.settings.systems[0]
+        if system not in self.settings.systems:
+            raise ServiceError(f"system {system!r} is not served; served: {', '.join(self.settings.systems)}",
+                               valid=list(self.settings.systems), field="system")
+        key = _param_key(system, params)
+        found = loaded.retrievers.get(key)
+        if found is not None:
+            return found
+        with loaded.build_lock:  # one build at a time per corpus; a second asker waits for it
+            found = loaded.retrievers.get(key)
+            if found is not None:
+                return found
+            try:
+                retriever = build_retriever(loaded.corpus, system, dict(params))
+            except (ValueError, TypeError, KeyError) as exc:
+                raise ServiceError(f"cannot build {system!r} with {dict(params)}: {exc}", field="params") from None
+            loaded.retrievers[key] = retriever
+            defaults = {_param_key(s, {}) for s in self.settings.systems}
+            extra = [k for k in loaded.retrievers if k not in defaults]
+            while len(extra) > self.settings.extra_retrievers:
+                loaded.retrievers.pop(extra.pop(0))
+            return retriever
+
+    def is_fast(self, loaded: LoadedCorpus, system: str | None, params: Mapping[str, Any]) -> bool:
+        """Whether a search with this system is already built and lexical (BM25, or fused BM25s): about
+        a millisecond, cheaper to run in place than to hand to a worker thread."""
+        from lexir.retrieval.bm25 import BM25Retriever
+
+        retriever = loaded.retrievers.get(_param_key(system or self.settings.systems[0], params))
+        if retriever is None:
+            return False
+        parts = getattr(retriever, "parts", None)
+        return all(isinstance(p, BM25Retriever) for p in parts) if parts else isinstance(retriever, BM25Retriever)
+
+    def find_act(self, act: str, corpus: str | None) -> LoadedCorpus:
+        """The served corpus holding ``act``; ``corpus`` must be given when several do."""
+        if corpus:
+            return self.get(corpus)
+        holders = [c for c in self.corpora.values() if act in c.article_order]
+        if len(holders) == 1:
+            return holders[0]
+        if not holders:
+            raise NotFound(f"no served corpus has act {act!r}", valid=list(self.corpora), field="id")
+        raise ServiceError(f"act {act!r} is in several served corpora; name one with 'corpus'",
+                           valid=[c.name for c in holders], field="corpus")
+
+    def describe(self) -> list[dict[str, Any]]:
+        out = []
+        for loaded in self.corpora.values():
+            corpus = loaded.corpus
+            out.append({
+                "name": loaded.name,
+                "language": corpus.language,
+                "acts": len(loaded.article_order),
+                "provisions": len(corpus),
+                "units": len(loaded.units),
+                "systems": list(self.settings.systems),
+                "graph": loaded.graph.stats()["edges"] if loaded.graph is not None else None,
+                "provenance": loaded.provenance,
+            })
+        return out
+
+
+def _provenance(spec: str, corpus: Corpus, data_dir: str | None) -> dict[str, Any]:
+    """Where the corpus comes from: its data files (relative paths, upstream and sha256) for a
+    registered dataset; for a corpus given by path only its fingerprint (the path stays private)."""
+    from lexir.datasets import registry
+    from lexir.datasets.generic import is_path
+
+    info: dict[str, Any] = {"fingerprint": corpus.fingerprint}
+    if is_path(spec):
+        info["source"] = "local files given at start-up"
+        return info
+    dataset = registry.get(spec)
+    info["dataset"] = dataset.name
+    info["description"] = dataset.description
+    info["files"] = [{"path": f.path, "repository": f.repository, "commit": f.commit,
+                      "upstream_path": f.upstream_path, "sha256": f.sha256} for f in dataset.all_files()]
+    if dataset.name == "demo":
+        info["files"] = [{"path": "lexir/datasets/demo/kk.json", "shipped": True}]
+    info["dates"] = None  # no served corpus is versioned yet
+    return info
+
+
+def graph_folder(corpus: Corpus) -> Path:
+    return cache_dir() / "graphs" / f"{safe_name(corpus.name, 'corpus')}-{corpus.fingerprint[:16]}"
+
+
+def _graph_for(corpus: Corpus, notify: Callable[[str], None] | None = None):
+    """The statute graph of ``corpus``: loaded from the cache (keyed by the corpus fingerprint), or
+    built with the citation finder of the corpus language and saved."""
+    from lexir.citations.extract import LANGUAGES, find_citations
+    from lexir.structure.graph import StatuteGraph, build_graph
+
+    folder = graph_folder(corpus)
+    if (folder / "graph.json").is_file():
+        try:
+            return StatuteGraph.load(folder)
+        except (OSError, ValueError, KeyError):
+            pass  # a damaged cache entry is rebuilt
+    lang = corpus.language
+    finder = None
+    if lang != "de" and lang in LANGUAGES:
+        def finder(text: str, act: str) -> list:
+            return find_citations(text, lang, **({} if lang == "pl" else {"default_act": act}))
+    if notify:
+        notify(f"building the statute graph of {corpus.name} (once; cached)")
+    graph = build_graph(corpus.acts.values(), finder=finder, cites=lang in LANGUAGES)
+    graph.save(folder)
+    return graph

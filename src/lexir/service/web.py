@@ -1,0 +1,102 @@
+"""The web page: search (``/?q=...&corpus=...``, so a search is a link), a provision in its act
+(table of contents, previous/next, cites and cited-by, the citation with a copy button), and
+relevance marks saved in SQLite (:mod:`lexir.service.judgements`) and exported as TREC qrels.
+
+Server-rendered Jinja2 templates with one small script (marks, copy); no build step.
+"""
+
+from __future__ import annotations
+
+import hmac
+from importlib import resources
+from urllib.parse import quote
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from pydantic import BaseModel, Field
+
+from lexir.service import core
+from lexir.service.judgements import Judgements
+from lexir.service.state import NotFound, ServiceError, ServiceState
+
+PAGE_K = 20
+
+
+class Mark(BaseModel):
+    corpus: str
+    query: str = Field(max_length=10_000)
+    id: str = Field(max_length=500)
+    grade: int = Field(ge=0, le=3)
+
+
+def add_page_routes(app: FastAPI, state: ServiceState, judgements: Judgements | None = None) -> None:
+    folder = resources.files("lexir.service")
+    templates = Jinja2Templates(directory=str(folder / "templates"))
+    app.mount("/static", StaticFiles(directory=str(folder / "static")), name="static")
+    store = judgements or Judgements()
+    app.state.judgements = store
+
+    def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
+        corpus = context.get("corpus") or state.default_corpus()
+        base = {"corpora": list(state.corpora), "systems": list(state.settings.systems), "corpus": corpus,
+                "system": context.get("system") or state.settings.systems[0], "q": "", "error": None,
+                "lang": state.corpora[corpus].language if corpus in state.corpora else "en"}
+        return templates.TemplateResponse(request, name, {**base, **context}, status_code=status)
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def search_page(request: Request, q: str = "", corpus: str | None = None, system: str | None = None):
+        corpus = corpus or state.default_corpus()
+        if not q.strip():
+            return page(request, "search.html", corpus=corpus, system=system, results=None)
+        try:
+            found = core.search(state, corpus, [("q", q)], PAGE_K, system, {}, with_text=False)[0]
+        except ServiceError as exc:
+            return page(request, "search.html", exc.status, corpus=corpus if corpus in state.corpora else None,
+                        q=q, system=system, results=None, error=exc.message)
+        marks = store.marks_for(corpus, q)
+        return page(request, "search.html", corpus=corpus, q=q, system=found["system"], results=found["hits"],
+                    marks=marks)
+
+    @app.get("/p/{corpus}/{unit_id:path}", response_class=HTMLResponse, include_in_schema=False)
+    def provision_page(request: Request, corpus: str, unit_id: str, q: str = ""):
+        try:
+            found = core.provision(state, corpus, unit_id, ["children", "toc"])
+        except ServiceError as exc:
+            return page(request, "search.html", exc.status, corpus=corpus if corpus in state.corpora else None,
+                        results=None, error=exc.message)
+        qs = f"?q={quote(q)}" if q else ""
+        return page(request, "provision.html", corpus=corpus, p=found, q=q, qs=qs,
+                    marks=store.marks_for(corpus, q) if q else {})
+
+    @app.post("/judgements", include_in_schema=False)
+    def mark(body: Mark) -> dict:
+        loaded = state.get(body.corpus)
+        if body.id not in loaded.units:
+            raise NotFound(f"no provision {body.id!r} in corpus {body.corpus!r}", field="id")
+        core.check_query(state, body.query, "query")
+        qid = store.mark(body.corpus, body.query, body.id, body.grade)
+        return {"qid": qid, "id": body.id, "grade": body.grade}
+
+    @app.get("/judgements/qrels", response_class=PlainTextResponse, include_in_schema=False)
+    def export(corpus: str | None = None) -> str:
+        return "".join(line + "\n" for line in store.qrels_lines(corpus))
+
+    @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
+    def login_form(request: Request):
+        return page(request, "login.html")
+
+    @app.post("/login", include_in_schema=False)
+    async def login(request: Request):
+        form = (await request.body()).decode("utf-8", "replace")
+        given = dict(p.partition("=")[::2] for p in form.split("&")).get("key", "")
+        from urllib.parse import unquote_plus
+
+        given = unquote_plus(given)
+        key = state.settings.api_key or ""
+        if not key or not hmac.compare_digest(given.encode(), key.encode()):
+            return page(request, "login.html", 401, error="wrong key")
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie("lexir_key", given, httponly=True, samesite="strict")
+        return response

@@ -595,7 +595,9 @@ def demo(
     run_demo(console, err, system, params)
 
 
+# Commands defined in their own modules register themselves on `app`.
 from lexir.cli import answer as _answer  # noqa: E402,F401  (registers answer-eval)
+from lexir.cli import history as _history  # noqa: E402,F401  (registers show, diff, index update)
 from lexir.cli import scale  # noqa: E402,F401  (registers encode)
 from lexir.cli import serve as _serve  # noqa: E402,F401  (registers serve, mcp, qrels)
 
@@ -603,9 +605,6 @@ from lexir.cli import serve as _serve  # noqa: E402,F401  (registers serve, mcp,
 def main() -> None:  # pragma: no cover
     sys.exit(app())
 
-
-# Commands defined in their own modules register themselves on `app`.
-from lexir.cli import history  # noqa: E402, F401
 
 if __name__ == "__main__":  # pragma: no cover
     # Run as ``python -m``, this file is ``__main__``: the commands other modules register live on

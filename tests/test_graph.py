@@ -190,3 +190,17 @@ def test_real_cites_edges(graph):
     # every cites edge runs between existing nodes and is unique
     pairs = set(zip(graph.cites_src.tolist(), graph.cites_dst.tolist(), strict=True))
     assert len(pairs) == len(graph.cites_src)
+
+
+def test_parallel_cites_match_one_process(laws, monkeypatch):
+    """Citations found in two forked workers give exactly the edges one process finds."""
+    import lexir.structure.graph as graph_module
+
+    graph = build_graph(laws.values(), workers=1)
+    monkeypatch.setattr(graph_module, "_PARALLEL_MIN", 0)
+    parallel = build_graph(laws.values(), workers=2)
+    assert parallel.ids == graph.ids
+    assert np.array_equal(parallel.cites_src, graph.cites_src)
+    assert np.array_equal(parallel.cites_dst, graph.cites_dst)
+    assert parallel.info["cites_resolution"] == graph.info["cites_resolution"]
+    assert parallel.info["cites_found"] == graph.info["cites_found"] > 1000

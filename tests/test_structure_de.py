@@ -18,11 +18,13 @@ from lexir.structure.german import (
     iter_law_files,
     iter_laws,
     law_stats,
+    parse_archive,
     parse_law,
     read_law_files,
     safe_act_id,
     split_sentences,
 )
+from lexir.structure.packed import pack_act, unpack_act
 from lexir.types import Act, Provision, UnitId
 
 DATA = Path(os.environ.get("LEXIR_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
@@ -352,3 +354,81 @@ def test_whole_corpus(tar_path, index_rows):
     assert stats["units_per_level"]["satz"] > 400_000
     # CPU time, not wall time: the shared test machine may be busy. Measured ~20 s on 2 cores.
     assert cpu < 60, f"whole corpus took {cpu:.0f} s CPU ({seconds:.0f} s wall)"
+
+
+# ---------------------------------------------------------------------------
+# parallel parse, packing and the parse cache
+
+
+def test_parallel_parse_matches_serial(tar_path):
+    """Two worker processes give the same laws, in the same order, as one streamed parse."""
+    serial = list(iter_law_files(tar_path, limit=250))
+    parallel = parse_archive(tar_path, limit=250, workers=2, cache=False)
+    assert [name for name, _ in parallel] == [name for name, _ in serial]
+    assert parallel == serial
+
+
+def test_pack_round_trip(laws):
+    for act in laws.values():
+        assert unpack_act(pack_act(act)) == act
+    # ids off the scheme and texts that are no slice of their article's text are kept as they are
+    odd = Act("X", "t", "de", [Provision("X::1", "para", "1", "(1) Eins. Zwei.", "Titel", [
+        Provision("X::1/abs:1", "abs", "1", "(1) Eins. Zwei.", "", [
+            Provision("X::1/abs:1/satz:1", "satz", "1", "nicht im Text"),
+            Provision("X::other", "satz", "2", "Zwei.")])])])
+    assert unpack_act(pack_act(odd)) == odd
+
+
+@pytest.fixture()
+def small_archive(tmp_path, tar_path) -> Path:
+    """A real archive of three laws and one broken file."""
+    texts = read_law_files(tar_path, FEW[:3])
+    texts["x/broken/index.md"] = "no front matter here\n"
+    path = tmp_path / "laws.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in texts.items():
+            data = text.encode("utf-8")
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_parse_cache_round_trip(small_archive, tmp_path, monkeypatch):
+    import lexir.structure.german as german
+
+    monkeypatch.setenv("LEXIR_CACHE", str(tmp_path / "cache"))
+    first = parse_archive(small_archive, workers=1)
+    assert [isinstance(r, ParseError) for _, r in first] == [False, False, False, True]
+    (folder,) = (tmp_path / "cache" / "parsed").iterdir()
+    assert (folder / "meta.json").is_file() and (folder / "laws.pickle").is_file()
+
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("parsed again although the archive is cached")
+
+    monkeypatch.setattr(german, "_parse_packed", no_parsing)
+    second = parse_archive(small_archive)
+    assert second == first
+    assert all(a is not b for (_, a), (_, b) in zip(first, second, strict=True))  # fresh objects
+
+    # a damaged cache is parsed again, never an error
+    (folder / "laws.pickle").write_bytes(b"not a pickle")
+    monkeypatch.undo()
+    monkeypatch.setenv("LEXIR_CACHE", str(tmp_path / "cache"))
+    assert parse_archive(small_archive, workers=1) == first
+
+
+def test_parse_cache_keyed_by_archive(small_archive, tmp_path, monkeypatch, tar_path):
+    monkeypatch.setenv("LEXIR_CACHE", str(tmp_path / "cache"))
+    parse_archive(small_archive, workers=1)
+    other = tmp_path / "other.tar.gz"
+    text = read_law_files(tar_path, FEW[3:4])
+    with tarfile.open(other, "w:gz") as tar:
+        for name, body in text.items():
+            data = body.encode("utf-8")
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    laws = parse_archive(other, workers=1)
+    assert [name for name, _ in laws] == FEW[3:4]
+    assert len(list((tmp_path / "cache" / "parsed").iterdir())) == 2

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lexir.datasets.registry import Dataset, register
-from lexir.structure.german import ParseError, iter_law_files
+from lexir.structure.german import ParseError, parse_archive
 from lexir.structure.greek import load_greek_statutes
 from lexir.types import Act, Corpus, Document
 
@@ -22,8 +22,9 @@ def corpus_of(name: str, acts: list[Act], language: str, parse_errors=()) -> Cor
 
 
 def load_german_laws(tar_path: str | Path, limit: int | None = None, name: str = "de-gesetze") -> Corpus:
+    """Parsed in parallel; the whole archive's parse is cached on disk (see ``parse_archive``)."""
     acts, errors = [], []
-    for _path, result in iter_law_files(tar_path, limit):
+    for _path, result in parse_archive(tar_path, limit):
         (errors if isinstance(result, ParseError) else acts).append(result)
     return corpus_of(name, acts, "de", errors)
 

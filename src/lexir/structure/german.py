@@ -60,14 +60,25 @@ Errors
 
 from __future__ import annotations
 
+import hashlib
+import multiprocessing
+import pickle
 import re
+import shutil
 import tarfile
+import tempfile
+import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from lexir.io.markers import read_marker, write_marker
+from lexir.io.paths import cache_dir
+from lexir.structure.packed import FORMAT_VERSION as PACK_FORMAT
+from lexir.structure.packed import Packed, available_cpus, gc_paused, pack_act, unpack_act
 from lexir.types import Act, Provision, path_id
 
 DATA = Path(__file__).parent / "data"
@@ -138,7 +149,7 @@ def safe_act_id(jurabk: str, slug: str = "") -> str:
 # ---------------------------------------------------------------------------
 # headings
 
-_HEADING = re.compile(r"^(#{1,6})\s*(.*?)\s*$")
+_HEADING = re.compile(r"(#{1,6})\s*(.*?)\s*$")  # matched from a line's start to its end
 _LABEL = r"(?:\d+[a-z]{0,2}(?:\.\d+[a-z]?)*|[IVXLC]+[a-z]?)"
 _ARTICLE = re.compile(rf"^(?P<kind>§§?|Art\.?|Artikel)\s*(?P<first>{_LABEL})(?=$|[\s,\-–])(?P<rest>.*)$")
 _MORE = re.compile(
@@ -160,7 +171,9 @@ class _Unit:
     line: int  # 1-based line of the heading
     context: str = ""  # label of the Art or annex this § stands in (mixed laws)
     group: int = 0  # line of that Art/annex heading (0: none)
-    lines: list[str] = field(default_factory=list)
+    # The text below the heading as pieces, each one or more whole lines joined by "\n"; the
+    # unit's text is "\n".join(parts) (slices of the law's text, not one string per line).
+    parts: list[str] = field(default_factory=list)
 
 
 def _heading_unit(text: str, depth: int, line: int) -> _Unit | None:
@@ -290,20 +303,33 @@ _STRUCTURAL = re.compile(
 )
 
 
-def _collect_units(lines: list[str], start: int) -> tuple[list[_Unit], list[str]]:
-    """Units in order, and the lines outside any unit (for laws without § / Art)."""
+_HEADING_LINE = re.compile(r"\n#.*")  # a literal prefix: searched fast (a "^" in re.M is not)
+
+
+def _collect_units(text: str, start: int, line: int) -> tuple[list[_Unit], list[str]]:
+    """Units in order, and the text outside any unit (for laws without § / Art).
+
+    ``start`` is the offset of the first section heading in ``text`` and ``line`` its 1-based
+    line number. Only heading lines are visited; the lines between two headings are handed on
+    as one slice of ``text`` (the law has ~20 times more text lines than headings).
+    """
     units: list[_Unit] = []
     loose: list[str] = []
     current: _Unit | None = None
     context: _Unit | None = None  # the Art or annex that §§ below stand in
-    for i in range(start, len(lines)):
-        line = lines[i]
-        m = _HEADING.match(line) if line.startswith("#") else None
-        if m is None:
-            (current.lines if current else loose).append(line)
-            continue
-        depth, text = len(m[1]), m[2]
-        unit = _heading_unit(text, depth, i + 1)
+    pos = start  # where the lines after the previous heading begin
+    counted = start  # `line` is the line number of offset `counted`
+    for h in _HEADING_LINE.finditer(text, start - 1):  # text[start - 1] is the "\n" before the first
+        hs = h.start() + 1
+        if hs > pos:  # one or more lines since the previous heading
+            (current.parts if current else loose).append(text[pos : hs - 1])
+        pos = h.end() + 1
+        line += text.count("\n", counted, hs)
+        counted = hs
+        m = _HEADING.match(text, hs, h.end())
+        assert m is not None  # any line starting with "#" matches
+        depth, head = len(m[1]), m[2]
+        unit = _heading_unit(head, depth, line)
         if unit is not None:
             if unit.kind in ("art", "anlage"):
                 context = unit
@@ -312,17 +338,19 @@ def _collect_units(lines: list[str], start: int) -> tuple[list[_Unit], list[str]
             units.append(unit)
             current = unit
             continue
-        if current is not None and _is_title_heading(current, depth, text):
-            current.title = text  # "## § 1" then "## Geltungsbereich" (tariff texts in annexes)
+        if current is not None and _is_title_heading(current, depth, head):
+            current.title = head  # "## § 1" then "## Geltungsbereich" (tariff texts in annexes)
             continue
         if current is not None and current.kind == "anlage" and depth > current.depth:
-            current.lines.extend(["", text, ""])  # a sub-heading inside an annex is annex text
+            current.parts.append(f"\n{head}\n")  # a sub-heading inside an annex is annex text
             continue
         current = None
         if context is not None and context.kind == "art" and depth <= context.depth:
             context = None
-        if text.replace("(XXXX)", "").strip() not in _BOILERPLATE:
-            loose.extend(["", text, ""])
+        if head.replace("(XXXX)", "").strip() not in _BOILERPLATE:
+            loose.append(f"\n{head}\n")
+    if pos <= len(text):
+        (current.parts if current else loose).append(text[pos:])
     return units, loose
 
 
@@ -331,7 +359,7 @@ def _is_title_heading(unit: _Unit, depth: int, text: str) -> bool:
         unit.kind in ("para", "art")
         and not unit.title
         and depth == unit.depth
-        and not any(s.strip() for s in unit.lines)
+        and not any(not s.isspace() for s in unit.parts if s)
         and not _STRUCTURAL.match(text)
         and text not in _BOILERPLATE
         and not text.startswith(("(XXXX)", "Präambel"))
@@ -366,41 +394,38 @@ def _final_labels(units: list[_Unit]) -> list[list[str]]:
 # ---------------------------------------------------------------------------
 # blocks: paragraphs of Markdown, with list markers recognised
 
-_MARKERS = [
-    ("abs", re.compile(r"^\((\d+[a-z]?)\)\s*")),
-    ("nr", re.compile(r"^(\d+[a-z]{0,2})\.(?:\s+|$)")),
-    ("tlit", re.compile(r"^(([a-z])\2\2)\)\s*")),
-    ("dlit", re.compile(r"^(([a-z])\2)\)\s*")),
-    ("lit", re.compile(r"^([a-z])\)\s*")),
-]
-_MARKER_START = set("(0123456789abcdefghijklmnopqrstuvwxyz")
+_ABS = re.compile(r"\((\d+[a-z]?)\)\s*")
+_NR = re.compile(r"(\d+[a-z]{0,2})\.(?:\s+|$)")
+_LIT = re.compile(r"(([a-z])\2{0,2})\)\s*")  # a) lit, aa) dlit, aaa) tlit
+_LIT_LEVELS = ("", "lit", "dlit", "tlit")
+_DIGITS = frozenset("0123456789")
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
 _FOOTNOTE_REF = re.compile(r"\[\^[^\]]*\]")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _ESCAPE = re.compile(r"\\(.)")
 
-
-@dataclass
-class _Block:
-    indent: int
-    kind: str  # abs | nr | lit | dlit | tlit | text | other
-    label: str
-    text: str  # cleaned, as printed (marker kept)
-    body: str  # text without the marker
-
-
+# A block of Markdown: (indent, kind, label, text, body). ``kind`` is abs | nr | lit | dlit | tlit
+# | text | other; ``text`` is cleaned, as printed (marker kept), ``body`` the text without the
+# marker. A plain tuple: the corpus has a million of them.
+_Block = tuple[int, str, str, str, str]
 _BLANK_LINES = re.compile(r"\n(?:[ \t]*\n)+")
+# Whitespace other than " " and "\n" (everything str.split() splits on). Text without it is
+# normalised by cheaper means (most of the corpus).
+_ODD_SPACE = re.compile(r"[\t\x0b\x0c\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 
 
-def _blocks(lines: list[str]) -> list[_Block]:
+def _blocks(text: str) -> list[_Block]:
+    """The blocks (paragraphs between blank lines) of a unit's text, in order."""
     out = []
-    for chunk in _BLANK_LINES.split("\n".join(lines)):
-        rows = chunk.split("\n")
+    plain = _ODD_SPACE.search(text) is None
+    for chunk in _BLANK_LINES.split(text):
         if "[^" in chunk:
-            rows = _drop_footnotes(rows)
-        if any(r.strip() for r in rows):
-            block = _block([r for r in rows if r.strip()])
-            if block.text:
-                out.append(block)
+            chunk = "\n".join(_drop_footnotes(chunk.split("\n")))
+        if not chunk or chunk.isspace():
+            continue
+        block = _block(chunk, plain)
+        if block[3]:
+            out.append(block)
     return out
 
 
@@ -413,22 +438,47 @@ def _drop_footnotes(rows: list[str]) -> list[str]:
     return [r for r in rows if not r.startswith("[^")]
 
 
-def _block(chunk: list[str]) -> _Block:
-    first = chunk[0]
-    indent = len(first) - len(first.lstrip(" "))
-    raw = " ".join(s.strip() for s in chunk)
-    if raw[:1] in "*|+" or raw.startswith("- "):  # tables rendered as bullet lists, rules
-        text = _clean(raw)
-        return _Block(indent, "other", "", text, text)
-    for kind, rx in _MARKERS if raw[:1] in _MARKER_START else ():
-        if kind == "abs" and indent:  # "(1)" inside a list is an enumeration, not an Absatz
-            continue
-        m = rx.match(raw)  # on the raw line: pandoc escapes "30\. September" so it is no marker
-        if m and (kind != "nr" or not _is_date_start(raw, m)):
-            body = _clean(raw[m.end() :])
-            return _Block(indent, kind, m[1], f"{m[0].strip()} {body}".rstrip(), body)
-    text = _clean(raw)
-    return _Block(indent, "text", "", text, text)
+def _block(chunk: str, plain: bool) -> _Block:
+    """One block; ``chunk`` has at least one non-blank line.
+
+    ``plain``: the only whitespace in ``chunk`` is " " and "\n". Then the raw line is the chunk
+    with all whitespace runs made one space; otherwise its lines are stripped and joined with
+    a space. The two differ only in runs inside a line, which no marker test can tell apart
+    when the runs are spaces (every marker pattern ends by taking all the whitespace after it).
+    """
+    if chunk[0].isspace():
+        first = next(r for r in chunk.split("\n") if r and not r.isspace())
+        indent = len(first) - len(first.lstrip(" "))
+    else:
+        indent = 0
+    if plain:
+        simple = "\n" not in chunk and "  " not in chunk and chunk[-1] != " " and not indent
+        raw = chunk if simple else " ".join(chunk.split())
+    elif "\n" in chunk:
+        raw = " ".join([r.strip() for r in chunk.split("\n") if r and not r.isspace()])
+    else:
+        raw = chunk.strip()
+    start = raw[0]
+    if start in "*|+" or raw.startswith("- "):  # tables rendered as bullet lists, rules
+        text = _clean(raw, plain)
+        return (indent, "other", "", text, text)
+    # Markers are matched on the raw line: pandoc escapes "30\. September" so it is no marker.
+    m, kind = None, ""
+    if start == "(":
+        if not indent:  # "(1)" inside a list is an enumeration, not an Absatz
+            m, kind = _ABS.match(raw), "abs"
+    elif start in _DIGITS:
+        m, kind = _NR.match(raw), "nr"
+        if m and _is_date_start(raw, m):
+            m = None
+    elif start in _LOWER:
+        m = _LIT.match(raw)
+        kind = _LIT_LEVELS[len(m[1])] if m else ""
+    if m:
+        body = _clean(raw[m.end() :], plain)
+        return (indent, kind, m[1], f"{m[0].strip()} {body}".rstrip(), body)
+    text = _clean(raw, plain)
+    return (indent, "text", "", text, text)
 
 
 def _is_date_start(raw: str, m: re.Match[str]) -> bool:
@@ -437,14 +487,19 @@ def _is_date_start(raw: str, m: re.Match[str]) -> bool:
     return word in _months()
 
 
-def _clean(text: str) -> str:
+def _clean(text: str, normalised: bool = False) -> str:
+    """Footnote marks, images, escapes and bold removed, whitespace runs made one space.
+
+    ``normalised``: ``text`` has no whitespace runs, no leading or trailing space already.
+    """
+    changed = not normalised
     if "[" in text:
-        text = _IMAGE.sub("", _FOOTNOTE_REF.sub("", text))
+        text, changed = _IMAGE.sub("", _FOOTNOTE_REF.sub("", text)), True
     if "\\" in text:
-        text = _ESCAPE.sub(r"\1", text)
+        text, changed = _ESCAPE.sub(r"\1", text), True
     if "**" in text:
-        text = text.replace("**", "")
-    return " ".join(text.split())
+        text, changed = text.replace("**", ""), True
+    return " ".join(text.split()) if changed else text
 
 
 # ---------------------------------------------------------------------------
@@ -543,38 +598,34 @@ def _tree(blocks: list[_Block]) -> _Node:
     root = _Node("article", "")
     container = root
     stack: list[_Node] = []  # open items, outermost first
-    for b in blocks:
-        root.texts.append(b.text)
-        if b.kind == "abs" and b.indent == 0:
-            container = _Node("abs", b.label, texts=[b.text], pieces=[("text", b.body)])
+    for indent, kind, label, text, body in blocks:
+        root.texts.append(text)
+        if kind == "abs" and indent == 0:
+            container = _Node("abs", label, texts=[text], pieces=[("text", body)])
             root.items.append(container)
             stack = []
             continue
         if container is not root:
-            container.texts.append(b.text)
-        while stack and stack[-1].indent >= b.indent:
+            container.texts.append(text)
+        while stack and stack[-1].indent >= indent:
             stack.pop()
         for node in stack:
-            node.texts.append(b.text)
-        if b.kind in _ITEM_LEVELS:
-            _add_item(container, stack, b)
+            node.texts.append(text)
+        if kind in _ITEM_LEVELS:
+            item = _Node(kind, label, indent=indent, texts=[text])
+            if stack:
+                stack[-1].items.append(item)
+            elif container.pieces and container.pieces[-1][0] == "list":
+                container.pieces[-1][1].append(item)  # type: ignore[union-attr]
+            else:
+                container.pieces.append(("list", [item]))
+            stack.append(item)
         elif not stack:
-            container.pieces.append(("text" if b.kind == "text" else "other", b.body))
+            container.pieces.append(("text" if kind == "text" else "other", body))
     return root
 
 
 _ITEM_LEVELS = {"nr", "lit", "dlit", "tlit"}
-
-
-def _add_item(container: _Node, stack: list[_Node], b: _Block) -> None:
-    item = _Node(b.kind, b.label, indent=b.indent, texts=[b.text])
-    if stack:
-        stack[-1].items.append(item)
-    elif container.pieces and container.pieces[-1][0] == "list":
-        container.pieces[-1][1].append(item)  # type: ignore[union-attr]
-    else:
-        container.pieces.append(("list", [item]))
-    stack.append(item)
 
 
 def _build(node: _Node, base: str, level: str, label: str, title: str = "") -> Provision:
@@ -648,7 +699,8 @@ def _relabel(node: Provision, base: str, label: str) -> None:
 
 def parse_law(markdown: str, path: str = "") -> Act:
     """One law's Markdown as an :class:`Act` (id from the jurabk, see :func:`safe_act_id`)."""
-    lines = markdown.replace("\xa0", " ").replace("\r\n", "\n").split("\n")
+    text = markdown.replace("\xa0", " ").replace("\r\n", "\n")
+    lines = text.split("\n")
     fields, body_start = _front_matter(lines, path)
     slug = fields.get("slug", "") or Path(path).parent.name
     act_id = safe_act_id(fields.get("jurabk", ""), slug)
@@ -656,9 +708,10 @@ def parse_law(markdown: str, path: str = "") -> Act:
         raise LawSyntaxError(ParseError(path, 1, "no jurabk and no slug"))
     start, heading_title = _body_start(lines, body_start)
     title = " ".join(p for p in (fields.get("_prefix", ""), fields.get("Title", "")) if p) or heading_title
-    units, loose = _collect_units(lines, start)
+    offset = sum(map(len, lines[:start])) + start if start < len(lines) else len(text) + 1
+    units, loose = _collect_units(text, offset, start + 1)
     if not any(u.kind in ("para", "art") for u in units):
-        units.insert(0, _Unit("body", ["body"], "", 0, start + 1, lines=loose))
+        units.insert(0, _Unit("body", ["body"], "", 0, start + 1, parts=loose))
     articles = []
     for unit, labels in zip(units, _final_labels(units), strict=True):
         articles.extend(_articles(act_id, unit, labels))
@@ -677,18 +730,13 @@ def _body_start(lines: list[str], i: int) -> tuple[int, str]:
 
 
 def _articles(act_id: str, unit: _Unit, labels: list[str]) -> list[Provision]:
-    out = []
-    for label in labels:
-        base = path_id(act_id, label)
-        if unit.kind == "anlage":
-            text = "\n".join(b.text for b in _blocks(unit.lines))
-            out.append(Provision(base, "anlage", label, text, unit.title))
-            continue
-        blocks = _blocks(unit.lines)
-        if len(blocks) == 1 and blocks[0].text in ("-", "–"):
-            blocks = []  # the converter's placeholder body of a stub
-        out.append(_build(_tree(blocks), base, unit.kind, label, unit.title))
-    return out
+    blocks = _blocks("\n".join(unit.parts))  # once: a range heading shares them among its stubs
+    if unit.kind == "anlage":
+        text = "\n".join([b[3] for b in blocks])
+        return [Provision(path_id(act_id, label), "anlage", label, text, unit.title) for label in labels]
+    if len(blocks) == 1 and blocks[0][3] in ("-", "–"):
+        blocks = []  # the converter's placeholder body of a stub
+    return [_build(_tree(blocks), path_id(act_id, label), unit.kind, label, unit.title) for label in labels]
 
 
 # ---------------------------------------------------------------------------
@@ -696,10 +744,11 @@ def _articles(act_id: str, unit: _Unit, labels: list[str]) -> list[Provision]:
 
 
 def iter_laws(tar_path: str | Path, limit: int | None = None) -> Iterator[Act | ParseError]:
-    """Acts of ``gesetze_markdown_all.tar.gz`` in archive order, streamed.
+    """Acts of ``gesetze_markdown_all.tar.gz`` in archive order, streamed, in this process.
 
     A law that fails is yielded as a :class:`ParseError` (never dropped). Act ids are unique over
-    the run: a repeated id gets ``~<slug>``. ``limit`` stops after that many laws.
+    the run: a repeated id gets ``~<slug>``. ``limit`` stops after that many laws. For the whole
+    corpus :func:`parse_archive` is faster (parallel, cached).
     """
     for _, result in iter_law_files(tar_path, limit):
         yield result
@@ -708,16 +757,11 @@ def iter_laws(tar_path: str | Path, limit: int | None = None) -> Iterator[Act | 
 def iter_law_files(tar_path: str | Path, limit: int | None = None) -> Iterator[tuple[str, Act | ParseError]]:
     """Like :func:`iter_laws`, with each law's path in the archive (``b/bgb/index.md``)."""
     seen: set[str] = set()
-    count = 0
-    with tarfile.open(tar_path, "r:gz") as tar:
-        for member in tar:
-            if not (member.isfile() and member.name.endswith("/index.md")):
-                continue
-            name = member.name.removeprefix("./")
-            yield name, _one_law(tar, member, name, seen)
-            count += 1
-            if limit is not None and count >= limit:
-                return
+    for name, data in _law_members(tar_path, limit):
+        result = _parse_member(name, data)
+        if isinstance(result, Act):
+            _claim_id(result, name, seen)
+        yield name, result
 
 
 def read_law_files(tar_path: str | Path, paths: Iterable[str]) -> dict[str, str]:
@@ -734,22 +778,38 @@ def read_law_files(tar_path: str | Path, paths: Iterable[str]) -> dict[str, str]
     return out
 
 
-def _one_law(tar: tarfile.TarFile, member: tarfile.TarInfo, name: str, seen: set[str]) -> Act | ParseError:
-    handle = tar.extractfile(member)
-    if handle is None:
+def _law_members(tar_path: str | Path, limit: int | None) -> Iterator[tuple[str, bytes | None]]:
+    """(path, bytes) of every ``index.md`` in archive order; None for an unreadable member."""
+    count = 0
+    with tarfile.open(tar_path, "r:gz") as tar:
+        for member in tar:
+            if not (member.isfile() and member.name.endswith("/index.md")):
+                continue
+            handle = tar.extractfile(member)
+            yield member.name.removeprefix("./"), handle.read() if handle is not None else None
+            count += 1
+            if limit is not None and count >= limit:
+                return
+
+
+def _parse_member(name: str, data: bytes | None) -> Act | ParseError:
+    if data is None:
         return ParseError(name, 0, "unreadable archive member")
     try:
-        act = parse_law(handle.read().decode("utf-8"), name)
+        return parse_law(data.decode("utf-8"), name)
     except LawSyntaxError as exc:
         return exc.error
     except UnicodeDecodeError as exc:
         return ParseError(name, 0, f"not UTF-8: {exc}")
     except Exception as exc:  # a parser bug must not stop the corpus: report the law, go on
         return ParseError(name, 0, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _claim_id(act: Act, name: str, seen: set[str]) -> None:
+    """Keep act ids unique over a corpus: a repeated id becomes ``<id>~<slug>``."""
     if act.id in seen:
         _rename(act, f"{act.id}~{Path(name).parent.name}")
     seen.add(act.id)
-    return act
 
 
 def _rename(act: Act, new_id: str) -> None:
@@ -757,6 +817,137 @@ def _rename(act: Act, new_id: str) -> None:
     for unit in act.units():
         unit.id = new_id + unit.id[cut:]
     act.id = new_id
+
+
+# ---------------------------------------------------------------------------
+# the whole corpus: parallel, cached
+
+CACHE_FORMAT = 1
+_PARSER_FILES = ("german.py", "packed.py", "data/de_abbreviations.txt", "data/de_months.txt")
+_BATCH_BYTES = 1 << 20  # laws are sent to the workers in batches of about this much Markdown
+
+# One law as it travels and is cached: its path and its packed act (or why it failed).
+_PackedLaw = tuple[str, "Packed | ParseError"]
+
+
+def parse_archive(
+    tar_path: str | Path, limit: int | None = None, workers: int | None = None, cache: bool = True,
+) -> list[tuple[str, Act | ParseError]]:
+    """Every law of the archive as ``(path, Act or ParseError)``, in archive order.
+
+    The same result as ``list(iter_law_files(tar_path, limit))``, faster: laws are parsed in
+    ``workers`` processes (default: one per available CPU; ``1``: in this process), and the
+    whole archive's result is cached under ``cache_dir()/parsed``, keyed by the archive's
+    sha256 and the parser's own source, so a second load reads it back instead of parsing.
+    ``cache=False`` neither reads nor writes the cache; ``limit`` is never cached.
+    """
+    tar_path = Path(tar_path)
+    folder = _cache_folder(tar_path) if cache and limit is None else None
+    packed = _read_cache(folder) if folder is not None else None
+    if packed is None:
+        packed = _parse_packed(tar_path, limit, workers)
+        if folder is not None:
+            _write_cache(folder, packed)
+    seen: set[str] = set()
+    out: list[tuple[str, Act | ParseError]] = []
+    with gc_paused():
+        for name, item in packed:
+            if isinstance(item, ParseError):
+                out.append((name, item))
+                continue
+            act = unpack_act(item)
+            _claim_id(act, name, seen)
+            out.append((name, act))
+    return out
+
+
+def _parse_packed(tar_path: Path, limit: int | None, workers: int | None) -> list[_PackedLaw]:
+    workers = workers if workers is not None else available_cpus()
+    batches = _batches(_law_members(tar_path, limit))
+    if workers <= 1:
+        return [law for batch in batches for law in _parse_batch(batch)]
+    with ProcessPoolExecutor(workers, mp_context=_process_context()) as pool:
+        return [law for done in pool.map(_parse_batch, batches) for law in done]
+
+
+def _process_context() -> multiprocessing.context.BaseContext:
+    """fork where it is safe (this process has one thread): no interpreter start, no re-import of
+    the caller's script (which spawn needs guarded by ``if __name__ == "__main__"``); spawn when
+    other threads run (a server), which a forked child would not have."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def _batches(members: Iterable[tuple[str, bytes | None]]) -> Iterator[list[tuple[str, bytes | None]]]:
+    batch: list[tuple[str, bytes | None]] = []
+    size = 0
+    for name, data in members:
+        batch.append((name, data))
+        size += len(data or b"")
+        if size >= _BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _parse_batch(batch: list[tuple[str, bytes | None]]) -> list[_PackedLaw]:
+    """Parse and pack a batch of laws (in a worker process): packed acts travel fast."""
+    out: list[_PackedLaw] = []
+    with gc_paused():  # a law's tree is acyclic: the cycle collector only costs time here
+        for name, data in batch:
+            result = _parse_member(name, data)
+            out.append((name, result if isinstance(result, ParseError) else pack_act(result)))
+    return out
+
+
+def _cache_folder(tar_path: Path) -> Path:
+    return cache_dir() / "parsed" / f"de-laws-{_sha256(tar_path)[:20]}-{_parser_digest()[:12]}"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _parser_digest() -> str:
+    """A digest of the parser's source and word lists: a changed parser never reads an old cache."""
+    digest = hashlib.sha256(f"{CACHE_FORMAT}:{PACK_FORMAT}".encode())
+    here = Path(__file__).parent
+    for name in _PARSER_FILES:
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()
+
+
+def _read_cache(folder: Path) -> list[_PackedLaw] | None:
+    """The cached laws, or None when there are none (or they are unreadable: parse again)."""
+    try:
+        read_marker(folder / "meta.json", "parsed-law cache", CACHE_FORMAT)
+        with (folder / "laws.pickle").open("rb") as f, gc_paused():
+            return pickle.load(f)
+    except (OSError, ValueError, EOFError, pickle.UnpicklingError):
+        return None
+
+
+def _write_cache(folder: Path, packed: list[_PackedLaw]) -> None:
+    """Written to a side file renamed into place, then the marker: a half-written cache is never
+    read. Caches of the same archive by an older parser are removed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=folder, prefix="laws.", suffix=".part", delete=False) as f:
+        pickle.dump(packed, f, protocol=pickle.HIGHEST_PROTOCOL)
+    Path(f.name).replace(folder / "laws.pickle")
+    errors = sum(isinstance(item, ParseError) for _, item in packed)
+    write_marker(folder / "meta.json", {"format": CACHE_FORMAT, "laws": len(packed) - errors, "errors": errors,
+                                        "parser": _parser_digest()})
+    stem = folder.name.rsplit("-", 1)[0]
+    for old in folder.parent.glob(f"{stem}-*"):
+        if old != folder and old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def law_stats(acts: Iterable[Act | ParseError]) -> dict[str, object]:

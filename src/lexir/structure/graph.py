@@ -33,16 +33,20 @@ level names, statistics) into a folder; :meth:`StatuteGraph.load` reads them bac
 from __future__ import annotations
 
 import json
+import multiprocessing
 import re
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
 from lexir.io.markers import read_marker, write_marker
+from lexir.structure.packed import available_cpus, gc_paused
 from lexir.types import ID_SEP, PATH_SEP, Act, Provision
 
 FORMAT_VERSION = 1
@@ -366,15 +370,22 @@ def build_graph(
     progress: Callable[[int], None] | None = None,
     finder: Finder | None = None,
     cites: bool = True,
+    workers: int | None = None,
 ) -> StatuteGraph:
     """The graph of ``acts``; ``progress(1)`` is called after each act.
 
     ``finder(text, default_act)`` returns citations (objects with ``act``, ``article``, ``path``);
     by default :func:`lexir.citations.german.find_citations`. ``cites=False`` builds the
-    hierarchy only.
+    hierarchy only. Citations in large corpora are found in ``workers`` forked processes
+    (default: one per available CPU; the same edges as one process finds).
     """
+    with gc_paused():  # a million acyclic objects: the cycle collector would only cost time
+        return _build_graph(list(acts), progress, finder, cites, workers)
+
+
+def _build_graph(acts: list[Act], progress: Callable[[int], None] | None, finder: Finder | None, cites: bool,
+                 workers: int | None) -> StatuteGraph:
     t0 = time.perf_counter()
-    acts = list(acts)
     prefilter = finder is None  # the German finder needs a keyword: skip texts without one
     ids: list[str] = []
     level_of: dict[str, int] = {"act": 0}
@@ -416,29 +427,15 @@ def build_graph(
     index = {node: i for i, node in enumerate(ids)}
     src: list[int] = []
     dst: list[int] = []
-    resolver = _Resolver(index, articles)
+    outcomes: Counter[str] = Counter()
     found = 0
     if cites:
-        finder = finder or _default_finder()
-        for me, text, act_id, article_id in texts:
-            for c in finder(text, act_id):
-                found += 1
-                if c.act is None and getattr(c, "act_raw", ""):
-                    resolver.outcomes["unknown_act"] += 1  # names an act the finder does not know
-                    continue
-                path = list((c.path or {}).items())
-                if c.article is None:
-                    if not path:
-                        continue
-                    # "Absatz 1 Satz 2" with no § / Art: relative to the citing unit's article.
-                    target_act, article = act_id, article_id.split(ID_SEP, 1)[1]
-                else:
-                    target_act, article = (c.act or act_id), c.article
-                explicit = bool(getattr(c, "act_raw", "x")) and c.article is not None
-                target = resolver.resolve(target_act, article, path, explicit)
-                if target is not None and target != me:
-                    src.append(me)
-                    dst.append(target)
+        job = (texts, _Resolver(index, articles), finder or _default_finder())
+        for part in _run_parts(job, len(texts), workers):
+            src.extend(part[0])
+            dst.extend(part[1])
+            found += part[2]
+            outcomes.update(part[3])
     t_cites = time.perf_counter() - t0 - t_nodes
     pairs = np.unique(np.array([src, dst], dtype=np.int64).reshape(2, -1), axis=1) if src else np.zeros((2, 0))
     # np.unique sorts by source then target; keep that (stable, reproducible) order.
@@ -447,11 +444,68 @@ def build_graph(
         "build_seconds_nodes": round(t_nodes, 2),
         "build_seconds_cites": round(t_cites, 2),
         "cites_found": found,
-        "cites_resolution": dict(resolver.outcomes),
+        "cites_resolution": dict(outcomes),
         "acts": len(acts),
     }
     return StatuteGraph(ids, names, np.array(levels), np.array(parent), np.array(words),
                         pairs[0], pairs[1], info)
+
+
+# What forked workers read: (texts, resolver, finder), set by the parent just before it forks.
+_JOB: tuple | None = None
+_PARALLEL_MIN = 20_000  # fewer texts than this are not worth starting processes for
+
+
+def _run_parts(job: tuple, n: int, workers: int | None) -> list[tuple[list[int], list[int], int, Counter]]:
+    """The citation edges of texts ``0..n``, in text order: in forked workers when there are many
+    and fork is safe (one thread; the finder and resolver are read, not pickled), else here."""
+    global _JOB
+    workers = workers if workers is not None else available_cpus()
+    safe = threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
+    if workers <= 1 or n < _PARALLEL_MIN or not safe:
+        return [_edges_of(job, 0, n)]
+    bounds = np.linspace(0, n, 4 * workers + 1).astype(int).tolist()
+    _JOB = job
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            return list(pool.map(_edges_in_worker, bounds[:-1], bounds[1:]))
+    finally:
+        _JOB = None
+
+
+def _edges_in_worker(lo: int, hi: int) -> tuple[list[int], list[int], int, Counter]:
+    assert _JOB is not None, "graph workers must be forked from the building process"
+    with gc_paused():
+        return _edges_of(_JOB, lo, hi)
+
+
+def _edges_of(job: tuple, lo: int, hi: int) -> tuple[list[int], list[int], int, Counter]:
+    """(sources, targets, citations found, resolution outcomes) of texts ``lo..hi``."""
+    texts, resolver, finder = job
+    resolver.outcomes = Counter()
+    src: list[int] = []
+    dst: list[int] = []
+    found = 0
+    for me, text, act_id, article_id in texts[lo:hi]:
+        for c in finder(text, act_id):
+            found += 1
+            if c.act is None and getattr(c, "act_raw", ""):
+                resolver.outcomes["unknown_act"] += 1  # names an act the finder does not know
+                continue
+            path = list((c.path or {}).items())
+            if c.article is None:
+                if not path:
+                    continue
+                # "Absatz 1 Satz 2" with no § / Art: relative to the citing unit's article.
+                target_act, article = act_id, article_id.split(ID_SEP, 1)[1]
+            else:
+                target_act, article = (c.act or act_id), c.article
+            explicit = bool(getattr(c, "act_raw", "x")) and c.article is not None
+            target = resolver.resolve(target_act, article, path, explicit)
+            if target is not None and target != me:
+                src.append(me)
+                dst.append(target)
+    return src, dst, found, resolver.outcomes
 
 
 def build_german_graph(
@@ -464,10 +518,10 @@ def build_german_graph(
     the graph, save it into ``out`` (when given) with the ``exports`` asked for (``"jsonl"``,
     ``"graphml"``: ``graph.jsonl`` / ``graph.graphml`` beside it). Returns the graph and the
     laws that could not be parsed (:class:`lexir.structure.german.ParseError`)."""
-    from lexir.structure.german import ParseError, iter_laws
+    from lexir.structure.german import ParseError, parse_archive
 
     acts, errors = [], []
-    for law in iter_laws(tar_path):
+    for _path, law in parse_archive(tar_path):
         (errors if isinstance(law, ParseError) else acts).append(law)
     graph = build_graph(acts, progress)
     if out is not None:

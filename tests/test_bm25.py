@@ -133,3 +133,20 @@ def test_fast_matrix_build_equals_bm25s_own_build(demo_bench, monkeypatch, metho
         assert np.array_equal(fast._bm25.nonoccurrence_array, slow._bm25.nonoccurrence_array)
     queries = demo_bench.queries.queries[:30]
     assert fast.search_many(queries) == slow.search_many(queries)
+
+
+@pytest.mark.parametrize("method", ["lucene", "bm25l"])
+def test_direct_kernel_equals_bm25s_retrieve(demo_bench, monkeypatch, tmp_path, method):
+    """lexir hands a batch straight to bm25s's kernel; BM25.retrieve must give the same run,
+    fresh and from a saved, memory-mapped index (bm25l adds the non-occurrence scores)."""
+    from lexir.retrieval import bm25 as module
+
+    assert module._kernel() is not None, "the installed bm25s has no kernel to call: nothing compared"
+    retriever = BM25Retriever(Analyzer.create("pl", "stem"), method=method).index(demo_bench.corpus)
+    loaded = BM25Retriever.load(retriever.save(tmp_path / "index"))
+    queries = demo_bench.queries.queries
+    direct, direct_loaded = retriever.search_many(queries, k=50), loaded.search_many(queries, k=50)
+    monkeypatch.setattr(module, "_DIRECT_KERNEL", False)
+    reference = retriever.search_many(queries, k=50)
+    assert direct == reference and direct_loaded == reference
+    assert sum(len(hits) for hits in reference.values()) > 10 * len(queries)

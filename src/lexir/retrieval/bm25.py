@@ -153,9 +153,8 @@ class BM25Retriever(Retriever):
         if not todo:
             return out
         k = min(k, len(self.doc_ids))
-        docs, scores = self._bm25.retrieve(
-            [queries[i] for i in todo], k=k, show_progress=False, n_threads=1, return_as="tuple"
-        )
+        asked = [queries[i] for i in todo] if len(todo) < len(queries) else queries
+        docs, scores = _top_k(self._bm25, asked, k)
         # Whole result matrices convert to Python at once (document numbers to ids by indexing
         # an object array). A document matching no query term is not a result; hits come best
         # first, so the kept ones are a prefix of each row unless scores can be negative.
@@ -249,6 +248,46 @@ def _cache_retrieval_kernel() -> None:
         kernel.enable_caching()
     except (ImportError, AttributeError):  # another bm25s version: it simply compiles as before
         pass
+
+
+def _kernel():
+    """bm25s's compiled one-thread retrieval kernel, or None (another bm25s version)."""
+    try:
+        from bm25s.numba.retrieve_utils import _retrieve_internal_jitted_serial
+    except ImportError:
+        return None
+    return _retrieve_internal_jitted_serial
+
+
+# Call bm25s's numba kernel directly (what BM25.retrieve does after checking its input); a
+# switch so the two can be compared: the results are the same, bit for bit (tests/test_bm25.py).
+_DIRECT_KERNEL = True
+
+
+def _top_k(engine: bm25s.BM25, queries: list[list[int]], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(document numbers, scores) of the best ``k`` documents for each query (lists of known
+    term ids, none empty), best first.
+
+    ``BM25.retrieve`` re-checks every id against the vocabulary and turns each query into an
+    array of its own, in Python, before its kernel runs: as long again as the kernel on short
+    queries. lexir's ids come from the index's vocabulary, so the batch goes to the kernel as
+    one flat array and the query boundaries.
+    """
+    kernel = _kernel() if _DIRECT_KERNEL and engine.backend == "numba" else None
+    if kernel is None:
+        return engine.retrieve(queries, k=k, show_progress=False, n_threads=1, return_as="tuple")
+    int_dtype = np.dtype(engine.int_dtype)
+    lengths = np.fromiter(map(len, queries), dtype=int_dtype, count=len(queries))
+    pointers = np.zeros(len(queries) + 1, dtype=int_dtype)
+    np.cumsum(lengths, out=pointers[1:])
+    flat = np.fromiter(chain.from_iterable(queries), dtype=int_dtype, count=int(pointers[-1]))
+    matrix = engine.scores
+    scores, docs = kernel(
+        query_tokens_ids_flat=flat, query_pointers=pointers, k=k, sorted=True, dtype=np.dtype(engine.dtype),
+        int_dtype=int_dtype, data=matrix["data"], indptr=matrix["indptr"], indices=matrix["indices"],
+        num_docs=matrix["num_docs"], nonoccurrence_array=engine.nonoccurrence_array, weight_mask=None,
+    )
+    return docs, scores
 
 
 # Build bm25s's score matrix with whole-array numpy operations instead of bm25s.BM25.index.

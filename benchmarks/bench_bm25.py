@@ -17,11 +17,11 @@ Corpora:
 
 * ``pl-codes`` - the five Polish codes (4,317 articles), queries = the 1,495 pl-exams questions
                  (question + options, as lexir searches them);
-* ``de-100k``  - 100,000 paragraph blocks (blank-line separated blocks under a § or Art heading:
-                 Absätze, numbered items, ...) of the German federal laws in
-                 ``de/gesetze_markdown_all.tar.gz``, laws taken in path order; each block's title
-                 is its § heading. Queries = 250 § headings and 250 sentences drawn with a fixed
-                 seed from those laws. German analyzer "de", mode raw.
+* ``de-100k``  - 100,000 Absätze (a § or Art without Absätze counts as one) of the German federal
+                 laws in ``de/gesetze_markdown_all.tar.gz``, parsed by ``lexir.structure.german``
+                 (parse cache), laws taken in path order; each document's title is its article's
+                 heading. Queries = 250 headings and 250 sentences drawn with a fixed seed from
+                 those laws. German analyzer "de", mode raw.
 
 Run ``python benchmarks/bench_bm25.py --help``; benchmarks/README.md explains the figures.
 """
@@ -36,16 +36,19 @@ import os
 import pickle
 import platform
 import random
-import re
 import statistics
 import sys
-import tarfile
 import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # harness.py, when imported from elsewhere
+from harness import Clock as _Clock  # noqa: E402
+from harness import Memory as _Memory  # noqa: E402
+from harness import once as _once  # noqa: E402
 
 PATHS = ("lexir", "bm25s", "rank_bm25")
 LABELS = {
@@ -91,101 +94,48 @@ def load_pl_codes(n_queries: int | None) -> Workload:
     )
 
 
-_FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
-_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*$")
-_NORM_HEADING = re.compile(r"^(§{1,2}|Art\.?|Artikel)\s*(\d+[a-z]?)\b\s*(.*)$")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ])")
-
-
-def german_norm_blocks(markdown: str) -> tuple[str, list[tuple[str, str, list[str]]]]:
-    """(slug, [(norm label, heading title, [block text, ...]), ...]) of one law's index.md.
-
-    A norm is what follows a ``§ N`` or ``Art N`` heading up to the next heading; its blocks are
-    its blank-line separated paragraphs (Absätze, numbered items, ...), hard line breaks kept.
-    """
-    slug = ""
-    front = _FRONT_MATTER.match(markdown)
-    if front:
-        for line in front.group(1).splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "slug":
-                slug = value.strip()
-        markdown = markdown[front.end():]
-    norms: list[tuple[str, str, list[str]]] = []
-    current: list[str] | None = None
-    lines: list[str] = []
-
-    def flush() -> None:
-        if current is not None and lines:
-            current.append("\n".join(lines))
-        lines.clear()
-
-    for line in markdown.splitlines():
-        heading = _HEADING.match(line)
-        if heading:
-            flush()
-            norm = _NORM_HEADING.match(heading.group(1))
-            if norm:
-                sign, number, title = norm.groups()
-                label = number if sign.startswith("§") else f"art{number}"
-                current = []
-                norms.append((label, title.strip(), current))
-            else:
-                current = None
-            continue
-        if line.strip():
-            lines.append(line)
-        else:
-            flush()
-    flush()
-    return slug, [n for n in norms if n[2]]
-
-
 def load_de(tar_path: Path, n_docs: int, n_headings: int, n_sentences: int, seed: int) -> Workload:
-    laws: dict[str, str] = {}
-    with tarfile.open(tar_path, "r:gz") as tar:
-        for member in tar:
-            if member.isfile() and member.name.endswith("/index.md"):
-                laws[member.name.removeprefix("./")] = tar.extractfile(member).read().decode("utf-8")
+    """The first ``n_docs`` Absätze of the German laws in path order, parsed by lexir.structure.
+
+    A § / Art with Absätze gives one document per Absatz (``BGB::823/abs:1``), one without gives
+    itself; annexes and notices (``anlage``, ``body``) are left out. Titles are the article's.
+    """
+    from lexir.structure.german import ParseError, parse_archive
+
     docs: list[tuple[str, str, str]] = []
     titles: list[str] = []
-    seen: set[str] = set()
     n_laws = 0
-    for path in sorted(laws):
-        slug, norms = german_norm_blocks(laws[path])
-        slug = slug or path.split("/")[-2]
+    for _path, act in sorted(parse_archive(tar_path), key=lambda law: law[0]):
+        if isinstance(act, ParseError):
+            continue
         n_laws += 1
-        for label, title, blocks in norms:
-            base = f"{slug}::{label}"
-            repeat = 1
-            while base in seen:  # a law can number two norms alike (e.g. in its annexes)
-                repeat += 1
-                base = f"{slug}::{label}~{repeat}"
-            seen.add(base)
-            if title and "weggefallen" not in title:
-                titles.append(title)
-            for i, block in enumerate(blocks, 1):
-                docs.append((f"{base}/blk:{i}", title, block))
-                if len(docs) == n_docs:
-                    break
+        for article in act.articles:
+            if article.level not in ("para", "art") or not article.text:
+                continue
+            if article.title and "weggefallen" not in article.title:
+                titles.append(article.title)
+            parts = [c for c in article.children if c.level == "abs"] or [article]
+            docs.extend((p.id, article.title, p.text) for p in parts[:n_docs - len(docs)])
             if len(docs) == n_docs:
                 break
         if len(docs) == n_docs:
             break
+    from lexir.structure.german import split_sentences
+
     rng = random.Random(seed)
     headings = rng.sample(sorted(set(titles)), min(n_headings, len(set(titles))))
     sentences: list[str] = []
     for i in rng.sample(range(len(docs)), len(docs)):
         if len(sentences) == n_sentences:
             break
-        candidates = [s for s in _SENTENCE_END.split(" ".join(docs[i][2].split())) if 6 <= len(s.split()) <= 40]
+        candidates = [s for s in split_sentences(" ".join(docs[i][2].split())) if 6 <= len(s.split()) <= 40]
         if candidates:
             sentences.append(rng.choice(candidates))
     queries = [(f"h{i:04d}", t) for i, t in enumerate(headings, 1)] + [
         (f"s{i:04d}", t) for i, t in enumerate(sentences, 1)]
     return Workload(
         f"de-{n_docs // 1000}k" if n_docs % 1000 == 0 else f"de-{n_docs}", "de",
-        f"{len(docs):,} paragraph blocks of {n_laws:,} German laws (path order, "
+        f"{len(docs):,} Absätze of {n_laws:,} German laws (path order, lexir.structure, "
         f"{tar_path.name}); queries: {len(headings)} § headings + {len(sentences)} sentences "
         f"from those laws (seed {seed})",
         docs, queries,
@@ -195,53 +145,7 @@ def load_de(tar_path: Path, n_docs: int, n_headings: int, n_sentences: int, seed
 
 
 # ---------------------------------------------------------------------------
-# measuring inside a worker process
-
-
-def _status_kib(field_name: str) -> int | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith(field_name + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def _reset_peak_rss() -> bool:
-    """Reset the kernel's RSS high-water mark (VmHWM) of this process; False where not allowed."""
-    try:
-        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
-            fh.write("5")
-        return True
-    except OSError:
-        return False
-
-
-class _Memory:
-    """Peak RSS of this process, and how far the timed section raised it over its starting point.
-
-    Both come from the kernel's high-water mark VmHWM (/proc/self/status). getrusage's
-    ru_maxrss is not used: a spawned worker is forked from the benchmark's parent before it
-    execs a fresh interpreter, and ru_maxrss keeps the parent's peak across that exec.
-    """
-
-    def __init__(self) -> None:
-        gc.collect()
-        self.before_kib = _status_kib("VmHWM")  # peak of loading the input and warming up
-        self.baseline_kib = _status_kib("VmRSS")
-        self.reset = _reset_peak_rss()
-
-    def result(self) -> dict:
-        after = _status_kib("VmHWM")
-        peaks = [x for x in (self.before_kib, after) if x is not None]
-        return {
-            "peak_rss_mib": max(peaks) / 1024 if peaks else None,
-            "baseline_rss_mib": None if self.baseline_kib is None else self.baseline_kib / 1024,
-            "timed_peak_over_baseline_mib": None if not self.reset or after is None or self.baseline_kib is None
-            else (after - self.baseline_kib) / 1024,
-        }
+# measuring inside a worker process (the clock and memory readings live in harness.py)
 
 
 def _numba_cache(job: dict) -> str:
@@ -268,30 +172,6 @@ def _jit_source(status: str) -> str:
     from bm25s.numba.retrieve_utils import _retrieve_internal_jitted_serial as kernel
 
     return "loaded from cache" if sum(kernel.stats.cache_hits.values()) else "compiled (cached for next time)"
-
-
-class _Clock:
-    """Wall-clock (time.perf_counter) and CPU (time.process_time) seconds of timed calls."""
-
-    def __init__(self) -> None:
-        self.wall: list[float] = []
-        self.cpu: list[float] = []
-
-    def __call__(self, fn):
-        cpu, wall = time.process_time(), time.perf_counter()
-        value = fn()
-        self.wall.append(time.perf_counter() - wall)
-        self.cpu.append(time.process_time() - cpu)
-        return value
-
-    def result(self) -> dict:
-        return {"wall": self.wall, "cpu": self.cpu}
-
-
-def _once(fn) -> float:
-    clock = _Clock()
-    clock(fn)
-    return clock.wall[0]
 
 
 def _corpus_and_queries(job: dict):

@@ -137,7 +137,8 @@ def test_registered_system_article_aggregation(small):
 
 
 def test_batched_search_equals_one_query_at_a_time(satz_retriever):
-    """search_many takes BM25's batched top-k; each query's hits are those search() finds."""
+    """search_many takes BM25's batched top-k; each query's hits are those hits() finds one
+    query at a time from the full score vector."""
     from lexir.types import Query
 
     texts = [QUERY, "Eigentum Besitz", "Kündigung Mietverhältnis Frist", "Testament Erbe", "xyzzy"]
@@ -145,10 +146,10 @@ def test_batched_search_equals_one_query_at_a_time(satz_retriever):
     everything = len(satz_retriever.bm25.doc_ids)
     run = satz_retriever.search_many(queries, k=everything)
     for q in queries:
-        assert run[q.id] == dict(satz_retriever.search(q.text, everything)), q.text
+        assert run[q.id] == {h.id: h.score for h in satz_retriever.hits(q.text, everything)}, q.text
     assert run["q4"] == {} and len(run["q0"]) > 100
     top = satz_retriever.search_many(queries[:1], k=5)["q0"]
-    assert list(top) == [h for h, _ in satz_retriever.search(QUERY, 5)]
+    assert list(top) == [h.id for h in satz_retriever.hits(QUERY, 5)]
     satz_retriever.expand = "parent"
     try:
         expanded = satz_retriever.search_many(queries[:2], k=5)

@@ -85,9 +85,6 @@ class ChunkRetriever(Retriever):
 
     # -- searching --------------------------------------------------------------------------
 
-    def search_many(self, queries, k: int = 100, progress=None) -> Run:
-        return self.each(queries, lambda q: [(h.id, h.score) for h in self.hits(q.text, k)], progress)
-
     def search_many(
         self, queries: Sequence[Query], k: int = 100, progress: Callable[[int], None] | None = None
     ) -> Run:
@@ -95,7 +92,7 @@ class ChunkRetriever(Retriever):
         score vector per query sorted here: what makes a million chunks answer ~1,000 queries/s.
         Article pooling needs every chunk's score, so it keeps the per-query path."""
         if self.aggregate != "unit":
-            return super().search_many(queries, k, progress)
+            return self.each(queries, lambda q: [(h.id, h.score) for h in self.hits(q.text, k)], progress)
         run = self.bm25.search_many(queries, k, progress)
         if self.expand == "none":
             return run

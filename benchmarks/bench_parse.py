@@ -46,9 +46,10 @@ def main(argv=None) -> dict:
     out: dict = {"workers": workers, "load_at_start": load_note()}
 
     def report(name: str, clock: Clock, extra: str = "") -> None:
-        out[name] = {"wall": clock.wall[-1], "cpu_this_process": clock.cpu[-1]}
-        print(f"{name:>9}: {clock.wall[-1]:6.1f} s wall, {clock.cpu[-1]:6.1f} s CPU in this process {extra}",
-              flush=True)
+        out[name] = {"wall": clock.wall[-1], "cpu_this_process": clock.cpu[-1],
+                     "cpu_workers": clock.children_cpu[-1]}
+        print(f"{name:>9}: {clock.wall[-1]:6.1f} s wall, {clock.cpu[-1]:6.1f} s CPU in this process, "
+              f"{clock.children_cpu[-1]:5.1f} s in workers {extra}", flush=True)
 
     clock = Clock()
     stream = clock(lambda: list(iter_law_files(tar)))

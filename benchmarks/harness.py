@@ -60,21 +60,27 @@ class Memory:
 
 
 class Clock:
-    """Wall-clock (time.perf_counter) and CPU (time.process_time) seconds of timed calls."""
+    """Wall-clock (time.perf_counter) and CPU (time.process_time) seconds of timed calls, and
+    the CPU seconds of child processes that ended during the call (worker pools)."""
 
     def __init__(self) -> None:
         self.wall: list[float] = []
         self.cpu: list[float] = []
+        self.children_cpu: list[float] = []
 
     def __call__(self, fn):
+        before = os.times()
         cpu, wall = time.process_time(), time.perf_counter()
         value = fn()
         self.wall.append(time.perf_counter() - wall)
         self.cpu.append(time.process_time() - cpu)
+        after = os.times()
+        self.children_cpu.append(after.children_user + after.children_system
+                                 - before.children_user - before.children_system)
         return value
 
     def result(self) -> dict:
-        return {"wall": self.wall, "cpu": self.cpu}
+        return {"wall": self.wall, "cpu": self.cpu, "children_cpu": self.children_cpu}
 
 
 def once(fn) -> float:

@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import bisect
 import difflib
-import gc
 import re
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date as Date
 
+from lexir.structure.packed import gc_paused  # also imported from here by lexir.datasets.history
 from lexir.types import Act, Corpus, Document, Provision, act_of, article_of
 
 VERSION_SEP = "@"
@@ -126,20 +125,6 @@ def _pruned(unit: Provision) -> Provision:
 
 # ---------------------------------------------------------------------------
 # the history
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Building (or unpickling) a history makes a few hundred thousand small objects while
-    millions are alive; Python's cyclic collector would rescan them all again and again (it
-    tripled the time). None of them form cycles that need collecting meanwhile."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 @dataclass

@@ -78,3 +78,23 @@ def test_detect_language_on_real_statutes(data_dir):
     assert detect_language([p["content"] for p in greek["provisions"][:10]])[0] == "el"
     assert detect_language(["Wer vorsätzlich oder fahrlässig das Leben eines anderen verletzt, ist zum Ersatz "
                             "des daraus entstehenden Schadens verpflichtet."])[0] == "de"
+
+
+def test_greek_lemmas_differ_from_raw_tokens_on_real_statute(data_dir):
+    # simplemma knows accented Greek forms only; lemmatising after accent stripping found no
+    # lemma at all and made mode=lemma silently equal to raw.
+    law = json.loads((data_dir / "el" / "law-2472-1997.json").read_text(encoding="utf-8"))
+    text = " ".join(p["content"] for p in law["provisions"][:20])
+    raw = Analyzer.create("el", "raw")(text)
+    lemma = Analyzer.create("el", "lemma")(text)
+    assert len(lemma) == len(raw)  # one term per token, the same stopwords removed
+    changed = sum(r != m for r, m in zip(raw, lemma, strict=True)) / len(raw)
+    assert changed > 0.25, f"only {changed:.0%} of Greek tokens got a lemma"
+    # Inflected forms of one word meet in one folded lemma.
+    forms = Analyzer.create("el", "lemma")("του δικαστηρίου τα δικαστήρια διατάξεις διάταξη")
+    assert forms == ["δικαστηριο", "δικαστηριο", "διαταξη", "διαταξη"]
+
+
+def test_lemma_mode_removes_stopwords_before_lemmatising():
+    assert Analyzer.create("el", "lemma")("της ποινής και του") == ["ποινη"]
+    assert Analyzer.create("pl", "lemma", stopwords=False)("i kara") == ["i", "kara"]

@@ -8,6 +8,11 @@ stopword removal, then one of three term forms:
 * ``stem``  - its Snowball stem (PyStemmer);
 * ``lemma`` - its lemma (simplemma for every language; morfeusz2 for Polish on request).
 
+Lemmas are looked up on the token as written (only lower-cased), before folding: simplemma's
+dictionaries hold accented Greek forms (``δικαστηρίου`` -> ``δικαστήριο``) and ``ß``, and find
+nothing for a de-accented or case-folded token. The lemma is folded afterwards, so lemma terms
+and stopwords live in the same folded space as every other mode.
+
 Everything language-specific (stopwords) is read from ``data/``; the code is the same for
 every language.
 """
@@ -17,7 +22,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import asdict, dataclass
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from itertools import filterfalse
 
@@ -97,6 +102,9 @@ class Analyzer:
         self.language = config.language
         self._stop = stopwords(config.language) if config.stopwords else frozenset()
         self._transform = self._make_transform()
+        # Lemmatisers see the token before folding (see the module docstring); folding, the
+        # stopword test and the lemma then happen together, once per distinct surface token.
+        self._lemma_first = config.mode == "lemma"
         # Term forms are cached per surface token: legal vocabularies are small and repetitive,
         # so stemming or lemmatising each distinct token once is the whole cost.
         self._forms: dict[str, str] = _FormCache(self._transform) if self._transform else {}
@@ -117,11 +125,20 @@ class Analyzer:
             stemmer = Stemmer.Stemmer(SNOWBALL[self.language])
             return stemmer.stemWord
         if self.config.lemmatizer == "morfeusz":
-            return _morfeusz_lemma()
-        import simplemma
+            lemma = _morfeusz_lemma()
+        else:
+            import simplemma
 
-        language = self.language
-        return lambda token: _fold(simplemma.lemmatize(token, lang=language), language)
+            lemma = partial(simplemma.lemmatize, lang=self.language)
+        language, stop = self.language, self._stop
+
+        def form(token: str) -> str:
+            # ``token`` is only lower-cased; "" marks a stopword (no token is empty).
+            if _fold(token, language) in stop:
+                return ""
+            return _fold(lemma(token), language)
+
+        return form
 
     def normalise(self, text: str) -> str:
         """Folded text before tokenisation (useful for snippets and debugging)."""
@@ -136,6 +153,8 @@ class Analyzer:
         # iterators (filterfalse, map) instead of Python loops.
         if _HYPHEN_HINT.search(text) is not None:
             text = _HYPHEN_BREAK.sub(r"\1\2", text)
+        if self._lemma_first:
+            return self._lemma_tokens(text)
         text = _NORMALIZE("NFKC", text).casefold()
         if self.language == "el":
             text = _strip_accents(text).replace("ς", "σ")
@@ -148,6 +167,16 @@ class Analyzer:
         if self._transform is None:
             return found
         return list(map(self._forms.__getitem__, found))
+
+    def _lemma_tokens(self, text: str) -> list[str]:
+        """``tokens`` for the lemma mode: lemmatised as written, folded afterwards."""
+        text = _NORMALIZE("NFKC", text).lower()  # lower(), not casefold(): keeps ß and final ς
+        found = (_TOKEN if "_" in text else _WORD).findall(text)
+        min_len = self.config.min_length
+        if min_len > 1:
+            found = [t for t in found if len(t) >= min_len]
+        forms = list(map(self._forms.__getitem__, found))
+        return [f for f in forms if f] if "" in forms else forms
 
     __call__ = tokens
 

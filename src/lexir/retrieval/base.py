@@ -147,6 +147,8 @@ BUILTIN_SYSTEM_MODULES = (
     "lexir.retrieval.controls",
     "lexir.retrieval.cascade",
     "lexir.retrieval.structured",
+    "lexir.retrieval.evidence",
+    "lexir.retrieval.recommended",
     "lexir.llm.systems",
 )
 

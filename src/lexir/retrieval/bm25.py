@@ -375,19 +375,38 @@ def _build_score_matrix(engine: bm25s.BM25, term_ids: np.ndarray, lengths: np.nd
 
 
 def make_analyzer(corpus: Corpus, language: str, mode: str, stopwords: bool, lemmatizer: str) -> Analyzer:
+    """The analyzer of ``language`` (else the corpus's); ``mode="auto"`` is that language's default
+    mode from ``lexir/analysis/data/defaults.tsv`` (each chosen on that language's development data)."""
     language = language or corpus.language
     if not language:
         raise ValueError(f"corpus {corpus.name!r} has no language: pass language=… (any Snowball language)")
+    if mode == "auto":
+        from lexir.analysis import language_defaults
+
+        mode = language_defaults(language).mode
     return Analyzer(AnalyzerConfig(language=language, mode=mode, stopwords=stopwords, lemmatizer=lemmatizer))
+
+
+def _auto_modes() -> str:
+    from lexir.analysis import all_language_defaults
+
+    return ", ".join(f"{d.language} {d.mode}" if d.language != "*" else f"others {d.mode}"
+                     for d in all_language_defaults())
 
 
 @register_system(
     "bm25",
-    "BM25 (bm25s) over article text with lexir's analyzer (raw, stem or lemma)",
-    k1=1.2, b=0.75, mode="raw", stopwords=True, lemmatizer="simplemma", language="",
-    method="lucene", title_weight=1, dedupe_query=True,
+    "BM25 (bm25s) over article text with lexir's analyzer (raw, stem or lemma; mode=auto is the language's "
+    f"default: {_auto_modes()}); bigrams=w adds adjacent-term-pair evidence with weight w",
+    k1=1.2, b=0.75, mode="auto", stopwords=True, lemmatizer="simplemma", language="",
+    method="lucene", title_weight=1, dedupe_query=True, bigrams=0.0,
 )
 def build_bm25(corpus: Corpus, *, k1, b, mode, stopwords, lemmatizer, language, method, title_weight,
-               dedupe_query, progress=None) -> BM25Retriever:
+               dedupe_query, bigrams, progress=None) -> Retriever:
     analyzer = make_analyzer(corpus, language, mode, stopwords, lemmatizer)
+    if bigrams:  # phrase evidence: adjacent term pairs in a second index, weighted (retrieval/evidence.py)
+        from lexir.retrieval.evidence import PhraseBM25
+
+        return PhraseBM25.build(corpus, analyzer, bigrams, progress, k1=k1, b=b, method=method,
+                                title_weight=title_weight, dedupe_query=dedupe_query)
     return BM25Retriever(analyzer, k1, b, method, title_weight, dedupe_query).index(corpus, progress)

@@ -1,0 +1,66 @@
+"""Per-language defaults: which analysis BM25 uses, and which pipeline is ``recommended``.
+
+They live in ``data/defaults.tsv``, one row per language, each chosen on development data of
+that language (the row names the experiment file that records the choice and its scores). A
+language without a row gets the ``*`` row. The values are data, not code, so a new language
+is one line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from lexir.analysis.analyzer import MODES
+from lexir.analysis.languages import normalise_language
+
+
+@dataclass(frozen=True)
+class LanguageDefaults:
+    language: str  # ISO code, or "*" for the fallback row
+    mode: str
+    stopwords: bool
+    recommended: str  # a system spec, e.g. "wrrf(systems=bm25+bm25(mode=stem))"
+    chosen_on: str
+
+
+@cache
+def _table() -> dict[str, LanguageDefaults]:
+    path = resources.files("lexir.analysis") / "data" / "defaults.tsv"
+    return parse_defaults(path.read_text(encoding="utf-8"))
+
+
+def parse_defaults(text: str, source: str = "defaults.tsv") -> dict[str, LanguageDefaults]:
+    """Rows of a defaults table by language; a bad row is reported with its line and field."""
+    rows: dict[str, LanguageDefaults] = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cells = line.split("\t")
+        if len(cells) != 5:
+            raise ValueError(f"{source} line {lineno}: expected 5 tab-separated fields, got {len(cells)}")
+        language, mode, stop, recommended, chosen = (c.strip() for c in cells)
+        if mode not in MODES:
+            raise ValueError(f"{source} line {lineno} (field 'mode'): {mode!r} is not one of {', '.join(MODES)}")
+        if stop not in ("true", "false"):
+            raise ValueError(f"{source} line {lineno} (field 'stopwords'): expected true or false")
+        try:
+            code = language if language == "*" else normalise_language(language)
+        except ValueError as err:
+            raise ValueError(f"{source} line {lineno} (field 'language'): {err}") from None
+        rows[code] = LanguageDefaults(code, mode, stop == "true", recommended, chosen)
+    if "*" not in rows:
+        raise ValueError(f"{source} has no '*' row for languages without their own")
+    return rows
+
+
+def language_defaults(language: str) -> LanguageDefaults:
+    """The defaults of ``language`` (a code or Snowball name), or the ``*`` row."""
+    table = _table()
+    return table.get(normalise_language(language) if language else "*", table["*"])
+
+
+def all_language_defaults() -> list[LanguageDefaults]:
+    """Every row, the fallback last (for ``lexir systems`` and the README)."""
+    return list(_table().values())

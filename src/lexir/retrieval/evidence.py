@@ -1,0 +1,168 @@
+"""Evidence that a provision is quoted: word-bigram BM25, and exam questions scored per option.
+
+Exam questions and court decisions quote or closely paraphrase the provision they rest on, so
+two words that stand side by side in the query and in an article ("pozbawienia wolności",
+"Schadensersatz verpflichtet") are stronger evidence than the same words apart.
+
+* :class:`PhraseBM25` adds a second BM25 index over adjacent pairs of index terms (after
+  stopword removal, so "karze pozbawienia" and "karze do pozbawienia" are one pair) and scores
+  ``bm25(unigrams) + weight * bm25(bigrams)``. It is ``bm25``'s ``bigrams=<weight>`` option.
+* :class:`OptionsRetriever` scores an exam question (stem plus answer options) as the whole
+  text and, for each option, the stem with that option alone; an article's score is the whole
+  text's plus ``weight`` times its best single-option score (each list min-max normalised).
+  A query without options in its meta (any non-exam query) is scored as the whole text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from lexir.analysis import Analyzer
+from lexir.retrieval.base import Retriever, register_system, top_scores
+from lexir.retrieval.bm25 import BM25Retriever
+from lexir.types import Corpus, Query, Run, ranked
+
+_PAIR = "\u00a0"  # joins the two terms of a bigram; never inside a term (tokens are \w runs)
+
+
+class BigramAnalyzer:
+    """An analyzer whose terms are the adjacent pairs of another analyzer's terms."""
+
+    def __init__(self, base: Analyzer) -> None:
+        self.base = base
+        self.config = base.config
+        self.language = base.language
+
+    def tokens(self, text: str) -> list[str]:
+        terms = self.base(text)
+        return [a + _PAIR + b for a, b in zip(terms, terms[1:], strict=False)]
+
+    __call__ = tokens
+
+    def __repr__(self) -> str:
+        return f"BigramAnalyzer({self.config.name})"
+
+
+class PhraseBM25(Retriever):
+    """BM25 over terms plus ``weight`` times BM25 over adjacent term pairs (see the module)."""
+
+    name = "bm25"
+
+    def __init__(self, terms: BM25Retriever, pairs: BM25Retriever, weight: float) -> None:
+        if weight <= 0:
+            raise ValueError(f"bigram weight must be > 0 (got {weight})")
+        self.terms, self.pairs, self.weight = terms, pairs, float(weight)
+
+    @classmethod
+    def build(cls, corpus: Corpus, analyzer: Analyzer, weight: float, progress=None, **bm25) -> PhraseBM25:
+        terms = BM25Retriever(analyzer, **bm25).index(corpus, progress)
+        pairs = BM25Retriever(BigramAnalyzer(analyzer), **bm25).index(corpus)  # type: ignore[arg-type]
+        return cls(terms, pairs, weight)
+
+    @property
+    def doc_ids(self) -> list[str]:
+        return self.terms.doc_ids
+
+    @property
+    def analyzer(self) -> Analyzer:
+        return self.terms.analyzer
+
+    def scores(self, text: str) -> np.ndarray:
+        """The combined score of every document (in corpus order) for ``text``."""
+        return self.terms.scores(text) + self.weight * self.pairs.scores(text)
+
+    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
+        return top_scores(self.scores(text), self.terms.doc_ids, k)
+
+    def search_many(self, queries: Sequence[Query], k: int = 100,
+                    progress: Callable[[int], None] | None = None) -> Run:
+        run: Run = {}
+        for query in queries:
+            run[query.id] = dict(self.search(query.text, k))
+            if progress:
+                progress(1)
+        return run
+
+    def save(self, folder: str | Path) -> Path:
+        folder = Path(folder)
+        self.terms.save(folder / "terms")
+        self.pairs.save(folder / "pairs")
+        (folder / "phrase.json").write_text(json.dumps({"weight": self.weight}), encoding="utf-8")
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | Path, mmap: bool = True) -> PhraseBM25:
+        folder = Path(folder)
+        weight = json.loads((folder / "phrase.json").read_text(encoding="utf-8"))["weight"]
+        terms = BM25Retriever.load(folder / "terms", mmap=mmap)
+        pairs = BM25Retriever.load(folder / "pairs", mmap=mmap)
+        pairs.analyzer = BigramAnalyzer(pairs.analyzer)  # type: ignore[assignment]
+        return cls(terms, pairs, weight)
+
+
+def _minmax(results: dict[str, float]) -> dict[str, float]:
+    if not results:
+        return {}
+    values = list(results.values())
+    low, span = min(values), max(values) - min(values)
+    if span <= 0:
+        return dict.fromkeys(results, 1.0)
+    return {d: (s - low) / span for d, s in results.items()}
+
+
+class OptionsRetriever(Retriever):
+    """An exam question scored whole and stem-plus-each-option (see the module docstring)."""
+
+    name = "options"
+
+    def __init__(self, base: Retriever, weight: float = 1.0, depth: int = 100) -> None:
+        self.base, self.weight, self.depth = base, float(weight), depth
+
+    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
+        return self.base.search(text, k)
+
+    def search_many(self, queries: Sequence[Query], k: int = 100,
+                    progress: Callable[[int], None] | None = None) -> Run:
+        whole = self.base.search_many(queries, self.depth)
+        parts: list[Query] = []
+        owners: dict[str, list[str]] = {}
+        for q in queries:
+            options = q.meta.get("options") if q.meta else None
+            stem = q.meta.get("question", "") if q.meta else ""
+            if not options or self.weight == 0:
+                continue
+            for key, option in options.items():
+                pid = f"{q.id}\0{key}"
+                parts.append(Query(pid, f"{stem} {option}"))
+                owners.setdefault(q.id, []).append(pid)
+        per_option = self.base.search_many(parts, self.depth) if parts else {}
+        run: Run = {}
+        for q in queries:
+            fused = _minmax(whole.get(q.id, {}))
+            if q.id in owners:
+                best: dict[str, float] = {}
+                for pid in owners[q.id]:
+                    for doc, score in _minmax(per_option.get(pid, {})).items():
+                        if score > best.get(doc, -1.0):
+                            best[doc] = score
+                for doc, score in best.items():
+                    fused[doc] = fused.get(doc, 0.0) + self.weight * score
+            run[q.id] = dict(ranked(fused)[:k])
+            if progress:
+                progress(1)
+        return run
+
+
+@register_system("options", "exam questions: the whole text plus the stem with each answer option alone "
+                 "(best option, min-max normalised, times weight); other queries as the base system",
+                 base="bm25", weight=1.0, depth=100)
+def build_options(corpus: Corpus, *, base, weight, depth, progress=None) -> OptionsRetriever:
+    from lexir.retrieval.fusion import build_parts
+    from lexir.retrieval.spec import parse_spec_list
+
+    (part,) = build_parts(corpus, parse_spec_list(base)[:1], progress)
+    return OptionsRetriever(part, weight, depth)

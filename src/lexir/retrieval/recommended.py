@@ -1,0 +1,59 @@
+"""``recommended``: the best non-LLM pipeline for the corpus's language, by name.
+
+Which pipeline that is was decided per language on development data only (Polish: the
+pl-exams tune split; Greek and German: the known-item sets ``el-dev`` and ``de-dev``; English
+has no development data and follows the other Snowball languages) and is read from the
+``recommended`` column of ``lexir/analysis/data/defaults.tsv``; the experiment named on each
+row records the comparison it won. ``lexir systems`` prints the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from lexir.analysis import all_language_defaults, language_defaults
+from lexir.retrieval.base import Retriever, register_system
+from lexir.retrieval.spec import parse_spec
+from lexir.types import Corpus, Query, Run
+
+
+class RecommendedRetriever(Retriever):
+    """The language's recommended pipeline; ``spec`` says what it is."""
+
+    name = "recommended"
+
+    def __init__(self, inner: Retriever, spec: str, language: str) -> None:
+        self.inner, self.spec, self.language = inner, spec, language
+
+    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
+        return self.inner.search(text, k)
+
+    def search_many(self, queries: Sequence[Query], k: int = 100,
+                    progress: Callable[[int], None] | None = None) -> Run:
+        return self.inner.search_many(queries, k, progress)
+
+    def __repr__(self) -> str:
+        return f"RecommendedRetriever({self.language}: {self.spec})"
+
+
+def recommended_spec(language: str) -> str:
+    """The system spec ``recommended`` builds for ``language`` (the ``*`` row if it has none)."""
+    return language_defaults(language).recommended
+
+
+def _table() -> str:
+    return "; ".join(f"{'others' if d.language == '*' else d.language}: {d.recommended}"
+                     for d in all_language_defaults())
+
+
+@register_system("recommended", "the best non-LLM pipeline for the corpus's language, chosen on development "
+                 f"data ({_table()})")
+def build_recommended(corpus: Corpus, *, progress=None) -> RecommendedRetriever:
+    from lexir.retrieval.fusion import build_parts
+
+    if not corpus.language:
+        raise ValueError(f"corpus {corpus.name!r} has no language: `recommended` is chosen per language "
+                         "(give the corpus a language, e.g. --language el)")
+    spec = recommended_spec(corpus.language)
+    (inner,) = build_parts(corpus, [parse_spec(spec)], progress)
+    return RecommendedRetriever(inner, spec, corpus.language)

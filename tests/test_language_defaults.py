@@ -1,0 +1,110 @@
+"""Per-language defaults, the recommended system, phrase evidence, exam options and dev sets."""
+
+import pytest
+
+from lexir.analysis import all_language_defaults, language_defaults
+from lexir.analysis.defaults import parse_defaults
+from lexir.datasets import registry
+from lexir.datasets.devsets import known_item_set, sentences
+from lexir.pipeline import build_retriever
+from lexir.retrieval.base import get_system
+from lexir.retrieval.evidence import BigramAnalyzer, OptionsRetriever, PhraseBM25
+from lexir.types import Corpus, Document, Query
+
+
+@pytest.fixture(scope="module")
+def el_statutes(data_dir):
+    return registry.load("el-statutes", data_dir)
+
+
+def test_bm25_loads_the_default_mode_of_the_corpus_language(el_statutes, demo_bench):
+    # Without mode=..., the analysis follows the corpus language's row of defaults.tsv; the
+    # Greek and Polish rows differ, so a default that ignored the language would fail one side.
+    greek = get_system("bm25").build(el_statutes)
+    polish = get_system("bm25").build(demo_bench.corpus)
+    assert greek.analyzer.config.mode == language_defaults("el").mode
+    assert polish.analyzer.config.mode == language_defaults("pl").mode
+    assert greek.analyzer.config.mode != polish.analyzer.config.mode
+    # An explicit mode keeps its meaning.
+    assert get_system("bm25").build(el_statutes, {"mode": "raw"}).analyzer.config.mode == "raw"
+
+
+def test_defaults_table_rows_are_valid_and_unknown_languages_fall_back():
+    rows = {d.language: d for d in all_language_defaults()}
+    assert {"pl", "el", "de", "en", "*"} <= set(rows)
+    assert language_defaults("fi") == rows["*"]
+    assert language_defaults("greek") == rows["el"]
+
+
+def test_a_bad_defaults_row_names_its_line_and_field():
+    with pytest.raises(ValueError, match=r"t.tsv line 2 \(field 'mode'\)"):
+        parse_defaults("*\traw\ttrue\tbm25\tx\nel\tstemm\ttrue\tbm25\tx\n", "t.tsv")
+    with pytest.raises(ValueError, match="t.tsv line 1: expected 5"):
+        parse_defaults("el\tstem\n", "t.tsv")
+    with pytest.raises(ValueError, match="no '\\*' row"):
+        parse_defaults("el\tstem\ttrue\tbm25\tx\n", "t.tsv")
+
+
+def test_recommended_builds_the_language_pipeline(demo_bench, el_statutes):
+    rec = build_retriever(demo_bench.corpus, "recommended")
+    assert rec.spec == language_defaults("pl").recommended
+    queries = demo_bench.queries.queries[:20]
+    run = rec.search_many(queries, 10)
+    hits = sum(any(d in demo_bench.queries.qrels[q.id] for d in run[q.id]) for q in queries)
+    assert hits >= 15  # the shipped demo's questions find their article in the top 10
+    assert build_retriever(el_statutes, "recommended").spec == language_defaults("el").recommended
+    with pytest.raises(ValueError, match="has no language"):
+        build_retriever(Corpus("x", [Document("a::1", "text")]), "recommended")
+
+
+PHRASES = Corpus("phrases", [
+    Document("a::1", "pozbawienia kary wolności nie orzeka się wobec sprawcy"),
+    Document("a::2", "kary pozbawienia wolności nie orzeka się wobec sprawcy"),
+], language="pl")
+
+
+def test_bigram_evidence_prefers_the_article_with_the_quoted_phrase(tmp_path):
+    plain = build_retriever(PHRASES, "bm25", {"mode": "raw"}, cache=False)
+    assert plain.search("kara pozbawienia wolności", 2)[0][1] == pytest.approx(plain.search(
+        "kara pozbawienia wolności", 2)[1][1])  # the same words: a tie without phrase evidence
+    phrase = build_retriever(PHRASES, "bm25", {"mode": "raw", "bigrams": 0.5}, cache=False)
+    assert isinstance(phrase, PhraseBM25)
+    assert [d for d, _ in phrase.search("kara pozbawienia wolności", 2)] == ["a::2", "a::1"]
+    assert BigramAnalyzer(plain.analyzer)("kary pozbawienia wolności") == ["kary\xa0pozbawienia",
+                                                                           "pozbawienia\xa0wolności"]
+    again = PhraseBM25.load(phrase.save(tmp_path / "idx"))
+    assert again.search("kara pozbawienia wolności", 2) == phrase.search("kara pozbawienia wolności", 2)
+
+
+def test_exam_options_are_scored_with_the_stem(demo_bench):
+    base = build_retriever(demo_bench.corpus, "bm25")
+    q = next(q for q in demo_bench.queries.queries if q.meta.get("options"))
+    assert q.text.startswith(q.meta["question"])
+    with_options = OptionsRetriever(base, weight=1.0).search_many([q], 10)[q.id]
+    whole = OptionsRetriever(base, weight=0.0).search_many([q], 10)[q.id]
+    assert list(whole) == list(base.search_many([q], 10)[q.id])  # weight 0 is the base ranking
+    assert with_options != whole
+    no_options = Query("plain", q.text)  # not an exam question: scored as its whole text
+    assert list(OptionsRetriever(base).search_many([no_options], 10)["plain"]) == list(whole)
+
+
+def test_known_item_sets_hide_the_query_words_and_are_deterministic(el_statutes):
+    a = known_item_set(el_statutes, "el-x", n_per_kind=40)
+    b = known_item_set(el_statutes, "el-x", n_per_kind=40)
+    assert [q.text for q in a.queries.queries] == [q.text for q in b.queries.queries]
+    assert {k: len(v) for k, v in a.queries.splits.items()} == {"heading": 40, "sentence": 40}
+    for q in a.queries.queries:
+        (gold,) = a.queries.qrels[q.id]
+        doc, original = a.corpus[gold], el_statutes[gold]
+        if q.meta["kind"] == "heading":
+            assert doc.title == "" and q.text == original.title and doc.text == original.text
+        else:
+            assert q.text in original.text and q.text not in doc.text and doc.title == original.title
+    untouched = set(el_statutes.ids) - {g for rel in a.queries.qrels.values() for g in rel}
+    assert all(a.corpus[i] == el_statutes[i] for i in untouched)
+
+
+def test_sentences_do_not_split_at_abbreviations():
+    text = "Nach § 5 Abs. 2 Nr. 3 gilt dies. Der Antrag ist schriftlich zu stellen.\n(2) Neu."
+    assert sentences(text) == ["Nach § 5 Abs. 2 Nr. 3 gilt dies.", "Der Antrag ist schriftlich zu stellen.",
+                               "(2) Neu."]

@@ -90,7 +90,7 @@ def test_system_registry_builds_with_typed_params(demo_bench):
     system = get_system("bm25")
     assert system.resolve(parse_params(["k1=0.9", "dedupe_query=false", "mode=stem"])) == {
         **system.defaults, "k1": 0.9, "dedupe_query": False, "mode": "stem"}
-    with pytest.raises(ValueError, match="no parameter 'kone'; valid: b, dedupe_query"):
+    with pytest.raises(ValueError, match="no parameter 'kone'; valid: b, .*dedupe_query"):
         system.resolve({"kone": 1})
     with pytest.raises(ValueError, match="k1='high': expected float"):
         system.resolve({"k1": "high"})

@@ -108,3 +108,28 @@ def test_sentences_do_not_split_at_abbreviations():
     text = "Nach § 5 Abs. 2 Nr. 3 gilt dies. Der Antrag ist schriftlich zu stellen.\n(2) Neu."
     assert sentences(text) == ["Nach § 5 Abs. 2 Nr. 3 gilt dies.", "Der Antrag ist schriftlich zu stellen.",
                                "(2) Neu."]
+
+
+def test_act_names_are_found_longest_first():
+    from lexir.retrieval.evidence import ActNames
+
+    names = ActNames("pl", {"kk", "kks", "kc", "kpc"})
+    assert names("Zgodnie z Kodeksem karnym skarbowym, sprawca") == {"kks"}
+    assert names("Zgodnie z Kodeksem karnym, sprawca") == {"kk"}
+    assert names("w myśl k.p.c. oraz KODEKSU CYWILNEGO") == {"kpc", "kc"}
+    assert ActNames("pl", {"kc"})("Kodeks karny") == set()  # only the corpus's acts
+
+
+def test_act_cue_ranks_the_named_code_first():
+    corpus = Corpus("two", [
+        Document("kk::1", "kto zabiera w celu przywłaszczenia cudzą rzecz ruchomą podlega karze"),
+        Document("kc::1", "rzecz ruchoma cudza może być zasiedziana"),
+    ], language="pl")
+    query = Query("q", "Zgodnie z Kodeksem cywilnym, kto zabiera w celu przywłaszczenia cudzą rzecz")
+    plain = build_retriever(corpus, "bm25", cache=False).search_many([query], 10)["q"]
+    cued = build_retriever(corpus, "act-cue", cache=False).search_many([query], 10)["q"]
+    assert max(plain, key=plain.get) == "kk::1" and max(cued, key=cued.get) == "kc::1"
+    assert set(cued) == set(plain)  # reordered, nothing dropped
+    unnamed = Query("u", "kto zabiera cudzą rzecz")
+    assert list(build_retriever(corpus, "act-cue", cache=False).search_many([unnamed], 10)["u"]) == list(
+        build_retriever(corpus, "bm25", cache=False).search_many([unnamed], 10)["u"])

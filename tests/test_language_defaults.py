@@ -133,3 +133,13 @@ def test_act_cue_ranks_the_named_code_first():
     unnamed = Query("u", "kto zabiera cudzą rzecz")
     assert list(build_retriever(corpus, "act-cue", cache=False).search_many([unnamed], 10)["u"]) == list(
         build_retriever(corpus, "bm25", cache=False).search_many([unnamed], 10)["u"])
+
+
+def test_known_item_ids_with_whitespace_become_trec_safe():
+    text = "Erster Satz des Paragraphen steht hier. " + " ".join(
+        f"Der {n}. Satz enthält genug Wörter für eine eigene Anfrage an das Gesetz." for n in ("Zweite", "Dritte"))
+    corpus = Corpus("de", [Document(f"SGB 5::{i}", text.replace("Gesetz", f"Gesetz {i}"), f"Überschrift {i}")
+                           for i in range(4)], language="de")
+    bench = known_item_set(corpus, "de-x", n_per_kind=2, min_words=5)
+    assert all(" " not in d.id for d in bench.corpus) and all(" " not in q.id for q in bench.queries.queries)
+    assert all(next(iter(rel)) in bench.corpus for rel in bench.queries.qrels.values())

@@ -47,6 +47,14 @@ DE_MAJOR_LAWS = (
 )
 
 
+_SPACE = re.compile(r"\s+")
+
+
+def safe_id(doc_id: str) -> str:
+    """``doc_id`` with runs of whitespace replaced by ``_`` (TREC runs are whitespace-separated)."""
+    return _SPACE.sub("_", doc_id)
+
+
 def _order(doc_id: str, seed: str) -> str:
     return hashlib.sha256(f"{seed}\0{doc_id}".encode()).hexdigest()
 
@@ -68,7 +76,7 @@ def known_item_set(corpus: Corpus, name: str, n_per_kind: int = 300, seed: str =
     """A known-item benchmark over a copy of ``corpus`` (see the module docstring).
 
     ``acts`` restricts both the corpus and the queries to those acts (ids missing from the
-    corpus are ignored). Query ids are ``<kind>:<article id>``; splits are ``heading`` and
+    corpus are ignored). Query ids are ``<kind>:<article id>`` (whitespace in ids as ``_``); splits are ``heading`` and
     ``sentence``; each query's meta holds its kind.
     """
     docs = [d for d in corpus if acts is None or d.act in acts]
@@ -98,11 +106,17 @@ def known_item_set(corpus: Corpus, name: str, n_per_kind: int = 300, seed: str =
             rest = "\n".join(parts[:j] + parts[j + 1:])
             changed[i] = replace(doc, text=rest)
             queries["sentence"].append(Query(f"sentence:{doc.id}", parts[j], {"kind": "sentence"}))
-    out = Corpus(name, [changed.get(i, d) for i, d in enumerate(docs)], language=corpus.language,
-                 acts=[a for a in corpus.acts.values() if acts is None or a.id in acts])
-    all_queries = [q for kind in KINDS for q in queries[kind]]
+    # Ids with whitespace ("SGB 5::194c", "AO 1977::177") cannot be written to a TREC run; in this
+    # copy they get "_" instead (the act structure, keyed by the original ids, is then left out).
+    out_docs = [changed.get(i, d) for i, d in enumerate(docs)]
+    renamed = any(_SPACE.search(d.id) for d in out_docs)
+    if renamed:
+        out_docs = [replace(d, id=safe_id(d.id)) for d in out_docs]
+    out = Corpus(name, out_docs, language=corpus.language,
+                 acts=() if renamed else [a for a in corpus.acts.values() if acts is None or a.id in acts])
+    all_queries = [replace(q, id=safe_id(q.id)) for kind in KINDS for q in queries[kind]]
     qrels = {q.id: {q.id.split(":", 1)[1]: 1} for q in all_queries}
-    splits = {kind: [q.id for q in queries[kind]] for kind in KINDS}
+    splits = {kind: [safe_id(q.id) for q in queries[kind]] for kind in KINDS}
     return Benchmark(out, QuerySet(name, all_queries, qrels, splits=splits))
 
 

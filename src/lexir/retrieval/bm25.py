@@ -18,9 +18,10 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from lexir.analysis import Analyzer, AnalyzerConfig
+from lexir.analysis import MODES, Analyzer, AnalyzerConfig
 from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval.base import Retriever, register_system
+from lexir.retrieval.params import Param
 from lexir.types import Corpus, Query, Run
 
 FORMAT_VERSION = 1
@@ -398,8 +399,12 @@ def _auto_modes() -> str:
     "bm25",
     "BM25 (bm25s) over article text with lexir's analyzer (raw, stem or lemma; mode=auto is the language's "
     f"default: {_auto_modes()}); bigrams=w adds adjacent-term-pair evidence with weight w",
-    k1=1.2, b=0.75, mode="auto", stopwords=True, lemmatizer="simplemma", language="",
-    method="lucene", title_weight=1, dedupe_query=True, bigrams=0.0,
+    k1=1.2, b=0.75,
+    mode=Param("auto", "text analysis: auto (the corpus language's default, lexir/analysis/data/defaults.tsv), "
+               "raw tokens, Snowball stems or lemmas", choices=("auto", *MODES)),
+    stopwords=True, lemmatizer="simplemma", language="",
+    method="lucene", title_weight=1, dedupe_query=True,
+    bigrams=Param(0.0, "weight of BM25 over adjacent term pairs added to the score (phrase evidence; 0 = off)"),
 )
 def build_bm25(corpus: Corpus, *, k1, b, mode, stopwords, lemmatizer, language, method, title_weight,
                dedupe_query, bigrams, progress=None) -> Retriever:

@@ -24,6 +24,7 @@ import numpy as np
 from lexir.analysis import Analyzer
 from lexir.retrieval.base import Retriever, register_system, top_scores
 from lexir.retrieval.bm25 import BM25Retriever
+from lexir.retrieval.params import Param
 from lexir.types import Corpus, Query, Run, ranked
 
 _PAIR = "\u00a0"  # joins the two terms of a bigram; never inside a term (tokens are \w runs)
@@ -75,17 +76,10 @@ class PhraseBM25(Retriever):
         """The combined score of every document (in corpus order) for ``text``."""
         return self.terms.scores(text) + self.weight * self.pairs.scores(text)
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
-        return top_scores(self.scores(text), self.terms.doc_ids, k)
-
     def search_many(self, queries: Sequence[Query], k: int = 100,
                     progress: Callable[[int], None] | None = None) -> Run:
-        run: Run = {}
-        for query in queries:
-            run[query.id] = dict(self.search(query.text, k))
-            if progress:
-                progress(1)
-        return run
+        doc_ids = self.terms.doc_ids
+        return self.each(queries, lambda q: top_scores(self.scores(q.text), doc_ids, k), progress)
 
     def save(self, folder: str | Path) -> Path:
         folder = Path(folder)
@@ -122,9 +116,6 @@ class OptionsRetriever(Retriever):
     def __init__(self, base: Retriever, weight: float = 1.0, depth: int = 100) -> None:
         self.base, self.weight, self.depth = base, float(weight), depth
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
-        return self.base.search(text, k)
-
     def search_many(self, queries: Sequence[Query], k: int = 100,
                     progress: Callable[[int], None] | None = None) -> Run:
         whole = self.base.search_many(queries, self.depth)
@@ -159,7 +150,8 @@ class OptionsRetriever(Retriever):
 
 @register_system("options", "exam questions: the whole text plus the stem with each answer option alone "
                  "(best option, min-max normalised, times weight); other queries as the base system",
-                 base="bm25", weight=1.0, depth=100)
+                 base="bm25", weight=Param(1.0, "weight of the best stem-plus-one-option score (0 = the base alone)"),
+                 depth=100)
 def build_options(corpus: Corpus, *, base, weight, depth, progress=None) -> OptionsRetriever:
     from lexir.retrieval.fusion import build_parts
     from lexir.retrieval.spec import parse_spec_list
@@ -228,9 +220,6 @@ class ActCueRetriever(Retriever):
         # Scores that keep the base order within each group: named acts' articles first.
         return {doc: (2 * n if doc.split("::", 1)[0] in named else n) - rank
                 for rank, (doc, _s) in enumerate(ordered)}
-
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
-        return ranked(self._rerank(text, dict(self.base.search(text, self.depth))))[:k]
 
     def search_many(self, queries: Sequence[Query], k: int = 100,
                     progress: Callable[[int], None] | None = None) -> Run:

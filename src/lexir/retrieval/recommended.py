@@ -25,9 +25,6 @@ class RecommendedRetriever(Retriever):
     def __init__(self, inner: Retriever, spec: str, language: str) -> None:
         self.inner, self.spec, self.language = inner, spec, language
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
-        return self.inner.search(text, k)
-
     def search_many(self, queries: Sequence[Query], k: int = 100,
                     progress: Callable[[int], None] | None = None) -> Run:
         return self.inner.search_many(queries, k, progress)

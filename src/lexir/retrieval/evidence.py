@@ -215,11 +215,10 @@ class ActCueRetriever(Retriever):
         named = self.names(text)
         if not named or not results:
             return results
-        ordered = ranked(results)
-        n = len(ordered)
-        # Scores that keep the base order within each group: named acts' articles first.
-        return {doc: (2 * n if doc.split("::", 1)[0] in named else n) - rank
-                for rank, (doc, _s) in enumerate(ordered)}
+        # The named acts' articles are lifted above every other by a constant, so each group
+        # keeps the base system's scores and order.
+        lift = max(results.values()) - min(results.values()) + 1.0
+        return {doc: score + lift if doc.split("::", 1)[0] in named else score for doc, score in results.items()}
 
     def search_many(self, queries: Sequence[Query], k: int = 100,
                     progress: Callable[[int], None] | None = None) -> Run:

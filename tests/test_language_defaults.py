@@ -38,11 +38,13 @@ def test_defaults_table_rows_are_valid_and_unknown_languages_fall_back():
 
 def test_a_bad_defaults_row_names_its_line_and_field():
     with pytest.raises(ValueError, match=r"t.tsv line 2 \(field 'mode'\)"):
-        parse_defaults("*\traw\ttrue\tbm25\tx\nel\tstemm\ttrue\tbm25\tx\n", "t.tsv")
-    with pytest.raises(ValueError, match="t.tsv line 1: expected 5"):
+        parse_defaults("*\traw\tbm25\tx\nel\tstemm\tbm25\tx\n", "t.tsv")
+    with pytest.raises(ValueError, match="t.tsv line 1: expected 4"):
         parse_defaults("el\tstem\n", "t.tsv")
+    with pytest.raises(ValueError, match="t.tsv line 1 \\(field 'language'\\)"):
+        parse_defaults("elvish\tstem\tbm25\tx\n", "t.tsv")
     with pytest.raises(ValueError, match="no '\\*' row"):
-        parse_defaults("el\tstem\ttrue\tbm25\tx\n", "t.tsv")
+        parse_defaults("el\tstem\tbm25\tx\n", "t.tsv")
 
 
 def test_recommended_builds_the_language_pipeline(demo_bench, el_statutes):

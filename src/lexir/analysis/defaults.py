@@ -20,7 +20,6 @@ from lexir.analysis.languages import normalise_language
 class LanguageDefaults:
     language: str  # ISO code, or "*" for the fallback row
     mode: str
-    stopwords: bool
     recommended: str  # a system spec, e.g. "wrrf(systems=bm25+bm25(mode=stem))"
     chosen_on: str
 
@@ -38,18 +37,16 @@ def parse_defaults(text: str, source: str = "defaults.tsv") -> dict[str, Languag
         if not line.strip() or line.startswith("#"):
             continue
         cells = line.split("\t")
-        if len(cells) != 5:
-            raise ValueError(f"{source} line {lineno}: expected 5 tab-separated fields, got {len(cells)}")
-        language, mode, stop, recommended, chosen = (c.strip() for c in cells)
+        if len(cells) != 4:
+            raise ValueError(f"{source} line {lineno}: expected 4 tab-separated fields, got {len(cells)}")
+        language, mode, recommended, chosen = (c.strip() for c in cells)
         if mode not in MODES:
             raise ValueError(f"{source} line {lineno} (field 'mode'): {mode!r} is not one of {', '.join(MODES)}")
-        if stop not in ("true", "false"):
-            raise ValueError(f"{source} line {lineno} (field 'stopwords'): expected true or false")
         try:
             code = language if language == "*" else normalise_language(language)
         except ValueError as err:
             raise ValueError(f"{source} line {lineno} (field 'language'): {err}") from None
-        rows[code] = LanguageDefaults(code, mode, stop == "true", recommended, chosen)
+        rows[code] = LanguageDefaults(code, mode, recommended, chosen)
     if "*" not in rows:
         raise ValueError(f"{source} has no '*' row for languages without their own")
     return rows

@@ -86,6 +86,9 @@ def test_exam_options_are_scored_with_the_stem(demo_bench):
     whole = OptionsRetriever(base, weight=0.0).search_many([q], 10)[q.id]
     assert list(whole) == list(base.search_many([q], 10)[q.id])  # weight 0 is the base ranking
     assert with_options != whole
+    stem_only = Query("stem", q.meta["question"], q.meta)  # loaded with fields="question"
+    assert list(OptionsRetriever(base).search_many([stem_only], 10)["stem"]) == list(
+        base.search_many([stem_only], 10)["stem"])
     no_options = Query("plain", q.text)  # not an exam question: scored as its whole text
     assert list(OptionsRetriever(base).search_many([no_options], 10)["plain"]) == list(whole)
 

@@ -124,7 +124,8 @@ class OptionsRetriever(Retriever):
         for q in queries:
             options = q.meta.get("options") if q.meta else None
             stem = q.meta.get("question", "") if q.meta else ""
-            if not options or self.weight == 0:
+            # Only where the query text holds the options (a question-only query stays as asked).
+            if not options or self.weight == 0 or not all(str(o).strip() in q.text for o in options.values()):
                 continue
             for key, option in options.items():
                 pid = f"{q.id}\0{key}"

@@ -85,3 +85,15 @@ def test_top_k_does_not_mutate():
     run = {"q": {"a": 1.0, "b": 3.0, "c": 2.0}}
     assert top_k(run, 2) == {"q": {"b": 3.0, "c": 2.0}}
     assert len(run["q"]) == 3
+
+
+def test_ids_with_whitespace_survive_trec_files(tmp_path):
+    # German acts such as "AO 1977" put a space into the id; a TREC field cannot hold one
+    run = {"q 1": {"AO 1977::177": 2.0, "BGB::823": 1.0, "x%y::1": 0.5}}
+    write_run(run, tmp_path / "r.trec")
+    lines = (tmp_path / "r.trec").read_text().splitlines()
+    assert lines[0].split() == ["q%201", "Q0", "AO%201977::177", "1", "2.000000", "lexir"]
+    assert "x%25y::1" in lines[2] and "BGB::823" in lines[1]
+    assert read_run(tmp_path / "r.trec") == run
+    write_qrels({"q 1": {"AO 1977::177": 1}}, tmp_path / "q.txt")
+    assert read_qrels(tmp_path / "q.txt") == {"q 1": {"AO 1977::177": 1}}

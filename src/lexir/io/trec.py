@@ -1,6 +1,9 @@
 """TREC runs, qrels and topics.
 
-Run lines: ``qid Q0 docid rank score tag``; qrels lines: ``qid 0 docid grade``.
+Run lines: ``qid Q0 docid rank score tag``; qrels lines: ``qid 0 docid grade``. Fields are
+separated by whitespace, so a query or document id holding whitespace (German acts such as
+``AO 1977::177``) is written with each whitespace character and ``%`` percent-encoded
+(``AO%201977::177``) and decoded on reading; ids without them are written as they are.
 Topics: the classic SGML-ish ``<top><num>…<title>…</top>`` form, or ``qid<TAB>text`` lines.
 """
 
@@ -8,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from urllib.parse import unquote
 from pathlib import Path
 
 from lexir.io.errors import FormatError
@@ -22,8 +26,8 @@ def write_run(run: Run, path: str | Path, tag: str = "lexir", k: int | None = 10
     with open(tmp, "w", encoding="utf-8") as out:
         for qid, results in run.items():
             for rank, (doc_id, score) in enumerate(ranked(results)[:k], 1):
-                _check_token(doc_id, "document id")
-                out.write(f"{qid} Q0 {doc_id} {rank} {score:.6f} {tag}\n")
+                out.write(f"{_encode(qid, 'query id')} Q0 {_encode(doc_id, 'document id')} {rank} "
+                          f"{score:.6f} {tag}\n")
     tmp.replace(path)
 
 
@@ -35,6 +39,7 @@ def read_run(path: str | Path) -> Run:
     seen: dict[tuple[str, str], int] = {}
     for lineno, cells in _rows(path, 6):
         qid, _q0, doc_id, rank, score, _tag = cells
+        qid, doc_id = _decode(qid), _decode(doc_id)
         try:
             value = float(score)
         except ValueError:
@@ -57,7 +62,7 @@ def write_qrels(qrels: Qrels, path: str | Path) -> None:
     with open(path, "w", encoding="utf-8") as out:
         for qid, judged in qrels.items():
             for doc_id, grade in judged.items():
-                out.write(f"{qid} 0 {doc_id} {grade}\n")
+                out.write(f"{_encode(qid, 'query id')} 0 {_encode(doc_id, 'document id')} {grade}\n")
 
 
 def read_qrels(path: str | Path) -> Qrels:
@@ -65,7 +70,7 @@ def read_qrels(path: str | Path) -> Qrels:
     for lineno, cells in _rows(path, 4):
         qid, _iter, doc_id, grade = cells
         try:
-            qrels.setdefault(qid, {})[doc_id] = int(grade)
+            qrels.setdefault(_decode(qid), {})[_decode(doc_id)] = int(grade)
         except ValueError:
             raise FormatError(path, lineno, f"relevance grade {grade!r} is not an integer") from None
     return qrels
@@ -100,9 +105,17 @@ def read_topics(path: str | Path, fields: tuple[str, ...] = ("title",)) -> list[
     return queries
 
 
-def _check_token(value: str, what: str) -> None:
-    if not value or any(ch.isspace() for ch in value):
-        raise ValueError(f"{what} {value!r} cannot be written to a TREC file (empty or contains whitespace)")
+def _encode(value: str, what: str) -> str:
+    """An id as one whitespace-free TREC field (see the module doc)."""
+    if not value:
+        raise ValueError(f"an empty {what} cannot be written to a TREC file")
+    if "%" not in value and not any(ch.isspace() for ch in value):
+        return value
+    return "".join(f"%{ord(ch):02X}" if ch == "%" or ch.isspace() else ch for ch in value)
+
+
+def _decode(value: str) -> str:
+    return unquote(value) if "%" in value else value
 
 
 def _read_text(path: Path) -> str:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import re
-from urllib.parse import unquote
 from pathlib import Path
+from urllib.parse import unquote
 
 from lexir.io.errors import FormatError
 from lexir.types import Qrels, Query, Run, ranked

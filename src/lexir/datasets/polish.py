@@ -114,7 +114,7 @@ def load_codes(files: Mapping[str, str | Path], titles: Mapping[str, str] | None
         gaps = missing_articles(articles)
         if gaps:
             shown = ", ".join(gaps[:10]) + (f" and {len(gaps) - 10} more" if len(gaps) > 10 else "")
-            log.warning("%s: no text for art. %s (repealed, or lost from the source file)", path, shown)
+            log.info("%s: no text for art. %s (repealed, or lost from the source file)", path, shown)
         acts.append(parse_code(src, articles, title=titles.get(src, "")))
     return corpus_from_acts(name, acts, "pl")
 

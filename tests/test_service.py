@@ -348,3 +348,38 @@ def test_greek_statutes(greek):
             ("N4624_2019::5", "άρθρο 5 ν. 4624/2019", ["el-statutes"])]
         v = c.post("/v1/verify", json={"quote": "όποιος σκότωσε άλλον τιμωρείται", "citation": "άρθρο 299 ΠΚ"}).json()
         assert v["verified"] and v["match"] == "exact" and v["id"] == "PK::299"
+
+
+# -- the law as it stood: as_of on a corpus with a history ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    srv = Server(["de-gesetze-history", "demo"], tmp_path_factory.mktemp("serve-history"))
+    yield srv
+    srv.stop()
+
+
+@pytest.mark.slow
+def test_search_and_provisions_as_of_a_date(history):
+    with httpx.Client(base_url=history.url, timeout=240) as c:
+        served = {d["name"]: d for d in c.get("/v1/corpora").json()["corpora"]}
+        assert served["de-gesetze-history"]["dates"]["first"] == "2012-08-02" and served["demo"]["dates"] is None
+        query = "Beschneidung des nicht einsichts- und urteilsfähigen männlichen Kindes"
+        before = c.get("/v1/de-gesetze-history/search", params={"q": query, "k": 20, "as_of": "2012-09-01"})
+        after = c.get("/v1/de-gesetze-history/search", params={"q": query, "k": 20, "as_of": "2013-06-01"})
+        assert before.status_code == 200 and after.status_code == 200, (before.text, after.text)
+        assert after.json()["hits"][0]["id"] == "BGB::1631d"  # introduced on 2013-01-11
+        assert "BGB::1631d" not in [h["id"] for h in before.json()["hits"]]
+        batch = c.post("/v1/de-gesetze-history/search",
+                       json={"queries": [{"id": "a", "text": query}], "k": 5, "as_of": "2013-06-01"})
+        assert batch.json()["results"][0]["hits"][0]["id"] == "BGB::1631d"
+        r = c.get("/v1/de-gesetze-history/provisions/BGB::1631d", params={"as_of": "2013-06-01"})
+        assert r.status_code == 200 and "Beschneidung" in r.json()["text"]
+        r = c.get("/v1/de-gesetze-history/provisions/BGB::1631d", params={"as_of": "2012-09-01"})
+        assert r.status_code == 404
+        assert "not in force on 2012-09-01; in force from 2013-01-11" in r.json()["error"]["message"]
+        r = c.get("/v1/de-gesetze-history/search", params={"q": query, "as_of": "2010-01-01"})
+        assert r.status_code == 400 and "the first is 2012-08-02" in r.json()["error"]["message"]
+        r = c.get("/v1/demo/search", params={"q": "zabójstwo", "as_of": "2013-06-01"})
+        assert r.status_code == 400 and "has no history" in r.json()["error"]["message"]

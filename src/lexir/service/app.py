@@ -43,6 +43,7 @@ class SearchBatch(BaseModel):
     system: str | None = None
     params: dict[str, str | int | float | bool] = Field(default_factory=dict)
     text: bool = True
+    as_of: str | None = None
 
 
 class CiteRequest(BaseModel):
@@ -263,7 +264,8 @@ def create_app(state: ServiceState) -> FastAPI:
         _param("k", "integer", "number of hits (1-1000)", default=10),
         _param("system", "string", "one of the served systems (default: the first)"),
         _param("param", "array", "system parameter key:value (repeatable)"),
-        _param("text", "boolean", "include each hit's text (and doc)", default=True)]})
+        _param("text", "boolean", "include each hit's text (and doc)", default=True),
+        _param("as_of", "string", "YYYY-MM-DD: only provisions in force on that date (corpora with a history)")]})
     async def search_get(corpus: str, request: Request) -> dict:
         args = request.query_params
         if "q" not in args:
@@ -272,8 +274,9 @@ def create_app(state: ServiceState) -> FastAPI:
         params = core.parse_param_pairs(args.getlist("param"))
         with_text = args.get("text", "true").lower() not in ("false", "0", "no")
         system = args.get("system")
-        found = await _run(_fast(corpus, system, params), core.search, state, corpus, [("q", args["q"])], k,
-                           system, params, with_text=with_text)
+        as_of = args.get("as_of") or None
+        found = await _run(_fast(corpus, system, params) and not as_of, core.search, state, corpus,
+                           [("q", args["q"])], k, system, params, with_text=with_text, as_of=as_of)
         return _json(found[0])
 
     @app.post("/v1/{corpus}/search", tags=["search"])
@@ -281,16 +284,20 @@ def create_app(state: ServiceState) -> FastAPI:
         queries = [(q.id or f"q{i + 1}", q.text) for i, q in enumerate(body.queries)]
         if not queries:
             raise ServiceError("queries is empty", field="queries")
-        fast = len(queries) <= 4 and _fast(corpus, body.system, body.params)
+        fast = len(queries) <= 4 and _fast(corpus, body.system, body.params) and not body.as_of
         results = await _run(fast, core.search, state, corpus, queries, body.k, body.system, body.params,
-                             with_text=body.text)
+                             with_text=body.text, as_of=body.as_of)
         return _json({"results": results})
 
     @app.get("/v1/{corpus}/provisions/{unit_id:path}", tags=["provisions"], openapi_extra={"parameters": [
-        _param("context", "array", "parent, children, siblings, toc (repeatable or comma-separated)")]})
-    async def provision(corpus: str, unit_id: str, request: Request) -> dict:  # look-ups only: in place
+        _param("context", "array", "parent, children, siblings, toc (repeatable or comma-separated)"),
+        _param("as_of", "string", "YYYY-MM-DD: the provision as it stood on that date (corpora with a history)")]})
+    async def provision(corpus: str, unit_id: str, request: Request) -> dict:
         wanted = [c.strip() for item in request.query_params.getlist("context") for c in item.split(",")
                   if c.strip()]
+        as_of = request.query_params.get("as_of") or None
+        if as_of:  # the first request for a date loads that version of the corpus: not in the event loop
+            return _json(await _run(False, core.provision, state, corpus, unit_id, wanted, as_of))
         return _json(core.provision(state, corpus, unit_id, wanted))
 
     @app.post("/v1/cite", tags=["citations"])

@@ -70,9 +70,10 @@ def parse_param_pairs(pairs: Sequence[str]) -> dict[str, str]:
 
 def search(state: ServiceState, corpus: str, queries: Sequence[tuple[str, str]], k: int = 10,
            system: str | None = None, params: Mapping[str, Any] | None = None,
-           with_text: bool = True) -> list[dict[str, Any]]:
-    """Ranked hits for each ``(query id, text)``; one ``{"query", "hits"}`` per query."""
-    loaded = state.get(corpus)
+           with_text: bool = True, as_of: str | None = None) -> list[dict[str, Any]]:
+    """Ranked hits for each ``(query id, text)``; one ``{"query", "hits"}`` per query. With
+    ``as_of``, among the provisions in force on that date only (a corpus with a history)."""
+    loaded = state.get(corpus, as_of)
     k = check_k(state, k)
     if len(queries) > state.settings.max_batch:
         raise ServiceError(f"{len(queries)} queries in one batch; at most {state.settings.max_batch}",
@@ -166,11 +167,12 @@ def _ref(loaded: LoadedCorpus, unit_id: str) -> dict[str, Any]:
             "title": p.title}
 
 
-def provision(state: ServiceState, corpus: str, unit_id: str, context: Sequence[str] = ()) -> dict[str, Any]:
+def provision(state: ServiceState, corpus: str, unit_id: str, context: Sequence[str] = (),
+              as_of: str | None = None) -> dict[str, Any]:
     """A provision with its place in the act, what it cites and what cites it, and the context
     asked for: ``parent``, ``children``, ``siblings`` (all units under the same parent), ``toc``
-    (the act's articles)."""
-    loaded = state.get(corpus)
+    (the act's articles). With ``as_of``, the provision as it stood on that date."""
+    loaded = state.get(corpus, as_of)
     if not isinstance(unit_id, str) or len(unit_id) > 500:
         raise ServiceError("an id is a string of at most 500 characters", field="id")
     bad = [c for c in context if c not in CONTEXTS]

@@ -101,6 +101,8 @@ class LoadedCorpus:
     graph: Any = None  # lexir.structure.graph.StatuteGraph, or None without structure
     retrievers: OrderedDict = field(default_factory=OrderedDict)
     build_lock: threading.Lock = field(default_factory=threading.Lock)
+    history: Any = None  # for a corpus as of a date: the history it was cut from
+    as_of: str | None = None
 
     @property
     def language(self) -> str:
@@ -137,6 +139,11 @@ class LoadedCorpus:
         found = self.units.get(unit_id)
         if found is not None:
             return found
+        if self.history is not None and "::" in unit_id:
+            try:  # say why: not yet in force, repealed, or unknown (with the nearest ids)
+                self.history.version(unit_id, self.as_of)
+            except ValueError as err:
+                raise NotFound(str(err), field="id") from None
         act = act_of(unit_id) if "::" in unit_id else ""
         if act in self.article_order:
             near = difflib.get_close_matches(article_of(unit_id), self.article_order[act], n=5, cutoff=0.5)
@@ -159,6 +166,9 @@ class ServiceState:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.corpora: dict[str, LoadedCorpus] = {}
+        # Served corpora with a history, as of a date (``as_of``): loaded on first use, a few kept.
+        self.dated: dict[str, LoadedCorpus] = {}
+        self._dated_lock = threading.Lock()
 
     # -- loading ------------------------------------------------------------------------
 
@@ -193,12 +203,45 @@ class ServiceState:
 
     # -- lookups ------------------------------------------------------------------------
 
-    def get(self, name: str) -> LoadedCorpus:
+    def get(self, name: str, as_of: str | None = None) -> LoadedCorpus:
+        """A served corpus; with ``as_of``, that corpus as in force on the date (only for a
+        corpus with a history, such as ``de-gesetze-history``)."""
         try:
-            return self.corpora[name]
+            loaded = self.corpora[name]
         except KeyError:
             raise NotFound(f"no corpus {name!r}; served: {', '.join(self.corpora) or 'none'}",
                            valid=list(self.corpora), field="corpus") from None
+        if not as_of:
+            return loaded
+        return self._dated(loaded, as_of)
+
+    def _dated(self, loaded: LoadedCorpus, as_of: str) -> LoadedCorpus:
+        from lexir.datasets.generic import load_dataset
+
+        try:
+            history = load_dataset(loaded.name, self.settings.data_dir)
+        except Exception:  # noqa: BLE001 - a path corpus or any dataset without one
+            history = None
+        if not hasattr(history, "as_of"):
+            dated = [n for n, c in self.corpora.items() if n != loaded.name and "history" in n]
+            raise ServiceError(f"corpus {loaded.name!r} has no history, so no as_of", field="as_of",
+                               valid=dated or None)
+        try:
+            day = history.check_date(as_of)
+        except ValueError as err:  # before the first version, or not a date
+            raise ServiceError(str(err), field="as_of") from None
+        key = f"{loaded.name}@{day}"
+        with self._dated_lock:
+            found = self.dated.get(key)
+            if found is None:
+                corpus = history.as_of(day)
+                found = LoadedCorpus(key, corpus, loaded.provenance, history=history, as_of=day)
+                found.index_units()
+                found.graph = _graph_for(corpus) if corpus.acts else None
+                if len(self.dated) >= 4:
+                    self.dated.pop(next(iter(self.dated)))
+                self.dated[key] = found
+        return found
 
     def default_corpus(self) -> str | None:
         return next(iter(self.corpora), None)
@@ -266,8 +309,24 @@ class ServiceState:
                 "systems": list(self.settings.systems),
                 "graph": loaded.graph.stats()["edges"] if loaded.graph is not None else None,
                 "provenance": loaded.provenance,
+                "dates": self._dates(loaded.name),
             })
         return out
+
+    def _dates(self, name: str) -> dict[str, Any] | None:
+        """For a corpus with a history: the version dates that ``as_of`` can be asked about."""
+        from lexir.datasets.generic import is_path, load_dataset
+
+        if is_path(name):
+            return None
+        try:
+            history = load_dataset(name, self.settings.data_dir)
+        except Exception:  # noqa: BLE001 - not a registered dataset
+            return None
+        dates = getattr(history, "dates", None)
+        if not dates or not hasattr(history, "as_of"):
+            return None
+        return {"first": dates[0], "latest": dates[-1], "versions": list(dates)}
 
 
 def _provenance(spec: str, corpus: Corpus, data_dir: str | None) -> dict[str, Any]:
@@ -287,7 +346,6 @@ def _provenance(spec: str, corpus: Corpus, data_dir: str | None) -> dict[str, An
                       "upstream_path": f.upstream_path, "sha256": f.sha256} for f in dataset.all_files()]
     if dataset.name == "demo":
         info["files"] = [{"path": "lexir/datasets/demo/kk.json", "shipped": True}]
-    info["dates"] = None  # no served corpus is versioned yet
     return info
 
 

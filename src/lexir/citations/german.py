@@ -95,15 +95,23 @@ class _Syntax:
     literature: re.Pattern[str]
 
 
-@functools.cache
-def _syntax() -> _Syntax:
+def _kind_table(name: str) -> dict[str, list[str]]:
+    """A ``kind<TAB>variant|variant...`` data file (``#`` comments and the header skipped)."""
     kinds: dict[str, list[str]] = {}
-    with _data("de_keywords.tsv").open(encoding="utf-8") as f:
-        for line in f:
+    with _data(name).open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
             if line.startswith("#") or line.startswith("kind\t") or not line.strip():
                 continue
-            kind, variants = line.rstrip("\n").split("\t")
-            kinds[kind] = [v for v in variants.split("|") if v]
+            cells = line.rstrip("\n").split("\t")
+            if len(cells) != 2:
+                raise ValueError(f"{name}:{lineno}: expected kind<TAB>variants, got {len(cells)} fields")
+            kinds[cells[0]] = [v for v in cells[1].split("|") if v]
+    return kinds
+
+
+@functools.cache
+def _syntax() -> _Syntax:
+    kinds = _kind_table("de_keywords.tsv")
     keywords = kinds["para"] + kinds["para_plural"] + kinds["art"] + kinds["art_plural"]
     plural = frozenset(kinds["para_plural"] + ["Artt."])
     unit_kinds = {v: k for k in ("alt", "hs", "lit", "nr", "satz", "abs") for v in kinds[k]}
@@ -307,13 +315,7 @@ class _NonStatutes:
 
 @functools.cache
 def _non_statutes() -> _NonStatutes:
-    rows: dict[str, list[str]] = {}
-    with _data("de_non_statutes.tsv").open(encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("#") or line.startswith("kind\t") or not line.strip():
-                continue
-            kind, variants = line.rstrip("\n").split("\t")
-            rows[kind] = [v for v in variants.split("|") if v]
+    rows = _kind_table("de_non_statutes.tsv")
     endings = {e: k for k in ("contract", "bylaw") for e in rows.get(k, ())}
     return _NonStatutes(
         endings=endings,

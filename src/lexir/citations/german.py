@@ -935,30 +935,24 @@ def _sgb_names(book: int) -> list[str]:
 def read_titles(tar_path: str | Path) -> dict[str, tuple[str, str]]:
     """slug -> (jurabk, full title) from the front matter of each law in the corpus tarball; the
     index ``laws_index.tsv`` keeps only the first line of a title."""
-    import tarfile
+    from lexir.structure.german import law_texts
 
     out: dict[str, tuple[str, str]] = {}
-    with tarfile.open(tar_path) as tf:
-        for member in tf:
-            if not member.name.endswith("index.md"):
-                continue
-            f = tf.extractfile(member)
-            if f is None:
-                continue
-            text = f.read(8000).decode("utf-8", errors="ignore")
-            block = re.search(r"^---\n(.*?)\n---", text, re.S | re.M)
-            if not block:
-                continue
-            head = block.group(1)
-            before = text[: block.start()].strip()  # a title broken over the opening "---" (AufenthG)
-            title = re.search(r"^Title: (.*?)(?=\n[A-Za-z]+:|\Z)", head, re.S | re.M)
-            jurabk = re.search(r"^jurabk: (.*)$", head, re.M)
-            slug = re.search(r"^slug: (.*)$", head, re.M)
-            if slug:
-                out[slug.group(1).strip()] = (
-                    jurabk.group(1).strip() if jurabk else "",
-                    " ".join(f"{before} {title.group(1) if title else ''}".split()),
-                )
+    for _name, markdown in law_texts(tar_path):
+        text = markdown[:8000]
+        block = re.search(r"^---\n(.*?)\n---", text, re.S | re.M)
+        if not block:
+            continue
+        head = block.group(1)
+        before = text[: block.start()].strip()  # a title broken over the opening "---" (AufenthG)
+        title = re.search(r"^Title: (.*?)(?=\n[A-Za-z]+:|\Z)", head, re.S | re.M)
+        jurabk = re.search(r"^jurabk: (.*)$", head, re.M)
+        slug = re.search(r"^slug: (.*)$", head, re.M)
+        if slug:
+            out[slug.group(1).strip()] = (
+                jurabk.group(1).strip() if jurabk else "",
+                " ".join(f"{before} {title.group(1) if title else ''}".split()),
+            )
     return out
 
 
@@ -986,24 +980,17 @@ def mine_short_titles(tar_path: str | Path, min_votes: int = 2, agreement: float
     citations agree and at least ``agreement`` of its citations point to the same law; generic
     words (``Änderungsgesetz``, ``Haushaltsgesetz``) are never kept.
     """
-    import tarfile
+    from lexir.structure.german import law_texts
 
     keys: dict[tuple[str, str, str], set[str]] = {}
     texts: list[str] = []
-    with tarfile.open(tar_path) as tf:
-        for member in tf:
-            if not member.name.endswith("index.md"):
-                continue
-            f = tf.extractfile(member)
-            if f is None:
-                continue
-            text = f.read().decode("utf-8", errors="ignore")
-            jurabk = re.search(r"^jurabk: (.*)$", text[:2000], re.M)
-            if jurabk and jurabk.group(1).strip():
-                for head in _BGBL_HEAD:
-                    for m in head.finditer(text[:6000]):
-                        keys.setdefault((m["part"], m["year"], m["page"]), set()).add(jurabk.group(1).strip())
-            texts.append(" ".join(text.split()))  # the Markdown is hard-wrapped
+    for _name, text in law_texts(tar_path):
+        jurabk = re.search(r"^jurabk: (.*)$", text[:2000], re.M)
+        if jurabk and jurabk.group(1).strip():
+            for head in _BGBL_HEAD:
+                for m in head.finditer(text[:6000]):
+                    keys.setdefault((m["part"], m["year"], m["page"]), set()).add(jurabk.group(1).strip())
+        texts.append(" ".join(text.split()))  # the Markdown is hard-wrapped
     votes: dict[str, Counter] = {}
     for text in texts:
         for m in _BGBL_CITE.finditer(text):

@@ -783,6 +783,14 @@ def read_law_files(tar_path: str | Path, paths: Iterable[str]) -> dict[str, str]
     return out
 
 
+def law_texts(tar_path: str | Path) -> Iterator[tuple[str, str]]:
+    """(path, Markdown) of every law of the archive, in archive order, unparsed (for tools that
+    read the front matter or scan the text, such as the citation tables' builders)."""
+    for name, data in _law_members(tar_path, None):
+        if data is not None:
+            yield name, data.decode("utf-8", errors="ignore")
+
+
 def _law_members(tar_path: str | Path, limit: int | None) -> Iterator[tuple[str, bytes | None]]:
     """(path, bytes) of every ``index.md`` in archive order; None for an unreadable member."""
     count = 0

@@ -17,14 +17,13 @@ processes competed for the machine. Rows:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import Clock, load_note  # noqa: E402
+from harness import Clock, load_note, write_json  # noqa: E402
 
 
 def main(argv=None) -> dict:
@@ -85,8 +84,7 @@ def main(argv=None) -> dict:
         print(f"graph identical across workers: {out['graph_identical']}")
     out["load_at_end"] = load_note()
     print(out["load_at_end"])
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(out, indent=2), encoding="utf-8")
+    write_json(args.output, out, indent=2)
     return out
 
 

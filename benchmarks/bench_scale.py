@@ -22,7 +22,6 @@ Writes ``benchmarks/results/scale.json`` (``--output``) and prints the figures.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import sys
@@ -34,6 +33,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from harness import write_json  # noqa: E402
 
 
 def folder_bytes(folder: Path) -> int:
@@ -174,8 +174,7 @@ def main(argv=None) -> dict:
         result["tokens"] = bench_tokens(docs, 500 if args.quick else 2000, args.seed)
     if "cache" in parts:
         result["embedding_cache"] = bench_embedding_cache(20_000 if args.quick else 100_000, 384, 64, args.seed)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    write_json(args.output, result, indent=1)
     print(f"written {args.output}")
     return result
 

@@ -19,7 +19,6 @@ Measures, in one process (numbers from harness.py):
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import shutil
 import sys
@@ -28,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import Clock, Memory, load_note, status_kib  # noqa: E402
+from harness import Clock, Memory, load_note, status_kib, write_json  # noqa: E402
 
 GOALS = {"build_s": 60.0, "peak_rss_gib": 4.0, "queries_per_s": 1000.0}
 
@@ -116,8 +115,7 @@ def main(argv=None) -> dict:
     for goal, met in out["goals"].items():
         print(f"  {goal}: {'met' if met else 'MISSED'}")
     print(f"  {out['load_at_end']}")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(out, indent=2), encoding="utf-8")
+    write_json(args.output, out, indent=2)
     print(f"results written to {args.output} ({time.strftime('%H:%M')})")
     return out
 

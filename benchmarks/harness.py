@@ -99,3 +99,13 @@ def load_note() -> str:
     if load <= cpus:
         return f"load average {load:.1f} on {cpus} CPUs"
     return f"load average {load:.1f} on {cpus} CPUs: other processes competed, figures are pessimistic"
+
+
+def write_json(path, data, indent: int = 1) -> None:
+    """Write a benchmark's figures as JSON, creating the folder (results/ is not committed)."""
+    import json
+    from pathlib import Path
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")

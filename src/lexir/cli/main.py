@@ -191,7 +191,7 @@ def search(
     data_dir: Path = DataDir,
 ):
     """Search one question and print ranked articles with their citation and a snippet."""
-    from lexir.citations.format import format_citation
+    from lexir.citations.format import article_levels, format_citation
     from lexir.datasets.generic import with_as_of
 
     if fmt not in ("table", "json"):
@@ -200,7 +200,9 @@ def search(
     retriever = _retriever(corp, system, params, index)
     hits = retriever.search(query, k)
     if fmt == "json":
-        rows = [{"rank": rank, "id": doc_id, "score": score, "citation": format_citation(doc_id, corp),
+        levels = article_levels(corp)
+        rows = [{"rank": rank, "id": doc_id, "score": score,
+                 "citation": format_citation(doc_id, corp.language, levels.get(doc_id, "article")),
                  "text": corp[doc_id].text if doc_id in corp else ""}
                 for rank, (doc_id, score) in enumerate(hits, 1)]
         sys.stdout.write(json.dumps({"query": query, "hits": rows}, ensure_ascii=False) + "\n")

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lexir.service.hits import format_citation, snippet, unit_heading, verify_quote
+from lexir.citations.format import format_citation, unit_heading
+from lexir.service.hits import snippet, verify_quote
 from lexir.service.state import LoadedCorpus, NotFound, ServiceError, ServiceState
 from lexir.types import Query, ranked
 

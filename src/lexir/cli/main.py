@@ -518,9 +518,7 @@ def graph_build(
     data_dir: Path = DataDir,
 ):
     """Build the graph of a statute corpus; report nodes and edges by type; save and export it."""
-    from lexir.citations.extract import LANGUAGES, find_citations
-    from lexir.pipeline import cache_dir
-    from lexir.structure.graph import build_graph
+    from lexir.structure.graph import graph_folder, graph_of
 
     corp = _corpus(corpus, None, data_dir)
     if not corp.acts:
@@ -529,16 +527,11 @@ def graph_build(
     for kind in exports:
         if kind not in ("jsonl", "graphml"):
             raise CLIError(f"unknown graph export {kind!r}; valid: jsonl, graphml")
-    lang = corp.language
-    finder = None
-    if lang != "de" and lang in LANGUAGES:
-        def finder(text, act):
-            return find_citations(text, lang, **({} if lang == "pl" else {"default_act": act}))
     start = time.perf_counter()
     with progress_bar(f"graph of {corp.name}", len(corp.acts)) as advance:
-        graph = build_graph(corp.acts.values(), advance, finder=finder, cites=lang in LANGUAGES)
+        graph = graph_of(corp, advance)
     built = time.perf_counter() - start
-    out = output or cache_dir() / "graphs" / corp.name
+    out = output or graph_folder(corp)  # the folder lexir serve reads its graph from
     graph.save(out)
     for kind in exports:
         getattr(graph, f"to_{kind}")(out / f"graph.{kind}")

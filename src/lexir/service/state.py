@@ -17,11 +17,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from lexir.io.paths import cache_dir, safe_name
 from lexir.retrieval.base import Retriever
+from lexir.structure.graph import cached_graph
 from lexir.types import Act, Corpus, Provision, act_of, article_of
 
 
@@ -185,7 +184,7 @@ class ServiceState:
         loaded = LoadedCorpus(name, corpus, _provenance(spec, corpus, self.settings.data_dir))
         loaded.index_units()
         if graph and corpus.acts:
-            loaded.graph = _graph_for(corpus, notify)
+            loaded.graph = cached_graph(corpus, notify=notify)
         for system in self.settings.systems:
             self.retriever(loaded, system, {})
         self.corpora[name] = loaded
@@ -237,7 +236,7 @@ class ServiceState:
                 corpus = history.as_of(day)
                 found = LoadedCorpus(key, corpus, loaded.provenance, history=history, as_of=day)
                 found.index_units()
-                found.graph = _graph_for(corpus) if corpus.acts else None
+                found.graph = cached_graph(corpus) if corpus.acts else None
                 if len(self.dated) >= 4:
                     self.dated.pop(next(iter(self.dated)))
                 self.dated[key] = found
@@ -349,29 +348,3 @@ def _provenance(spec: str, corpus: Corpus, data_dir: str | None) -> dict[str, An
     return info
 
 
-def graph_folder(corpus: Corpus) -> Path:
-    return cache_dir() / "graphs" / f"{safe_name(corpus.name, 'corpus')}-{corpus.fingerprint[:16]}"
-
-
-def _graph_for(corpus: Corpus, notify: Callable[[str], None] | None = None):
-    """The statute graph of ``corpus``: loaded from the cache (keyed by the corpus fingerprint), or
-    built with the citation finder of the corpus language and saved."""
-    from lexir.citations.extract import LANGUAGES, find_citations
-    from lexir.structure.graph import StatuteGraph, build_graph
-
-    folder = graph_folder(corpus)
-    if (folder / "graph.json").is_file():
-        try:
-            return StatuteGraph.load(folder)
-        except (OSError, ValueError, KeyError):
-            pass  # a damaged cache entry is rebuilt
-    lang = corpus.language
-    finder = None
-    if lang != "de" and lang in LANGUAGES:
-        def finder(text: str, act: str) -> list:
-            return find_citations(text, lang, **({} if lang == "pl" else {"default_act": act}))
-    if notify:
-        notify(f"building the statute graph of {corpus.name} (once; cached)")
-    graph = build_graph(corpus.acts.values(), finder=finder, cites=lang in LANGUAGES)
-    graph.save(folder)
-    return graph

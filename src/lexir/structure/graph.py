@@ -508,6 +508,43 @@ def _edges_of(job: tuple, lo: int, hi: int) -> tuple[list[int], list[int], int, 
     return src, dst, found, resolver.outcomes
 
 
+def graph_of(corpus, progress: Callable[[int], None] | None = None) -> StatuteGraph:
+    """The graph of a corpus's acts, its ``cites`` edges found by the citation finder of the
+    corpus language (German: the default finder; a language without a finder: no cites)."""
+    from lexir.citations.extract import LANGUAGES, find_citations
+
+    lang = corpus.language
+    finder = None
+    if lang != "de" and lang in LANGUAGES:
+        def finder(text: str, act: str) -> list:
+            return find_citations(text, lang, **({} if lang == "pl" else {"default_act": act}))
+    return build_graph(corpus.acts.values(), progress, finder=finder, cites=lang in LANGUAGES)
+
+
+def graph_folder(corpus) -> Path:
+    """Where the graph of ``corpus`` is cached: keyed by its name and text fingerprint."""
+    from lexir.io.paths import cache_dir, safe_name
+
+    return cache_dir() / "graphs" / f"{safe_name(corpus.name, 'corpus')}-{corpus.fingerprint[:16]}"
+
+
+def cached_graph(corpus, progress: Callable[[int], None] | None = None,
+                 notify: Callable[[str], None] | None = None) -> StatuteGraph:
+    """The graph of ``corpus`` from the cache, or built by :func:`graph_of` and saved there (a
+    damaged cache entry is rebuilt, never trusted)."""
+    folder = graph_folder(corpus)
+    if (folder / "graph.json").is_file():
+        try:
+            return StatuteGraph.load(folder)
+        except (OSError, ValueError, KeyError):
+            pass
+    if notify:
+        notify(f"building the statute graph of {corpus.name} (once; cached)")
+    graph = graph_of(corpus, progress)
+    graph.save(folder)
+    return graph
+
+
 def build_german_graph(
     tar_path: str | Path,
     out: str | Path | None = None,

@@ -102,6 +102,7 @@ class LoadedCorpus:
     build_lock: threading.Lock = field(default_factory=threading.Lock)
     history: Any = None  # for a corpus as of a date: the history it was cut from
     as_of: str | None = None
+    dates: dict[str, Any] | None = None  # for a corpus with a history: its version dates
 
     @property
     def language(self) -> str:
@@ -183,6 +184,7 @@ class ServiceState:
             raise ValueError(f"corpus {name!r} given twice")
         loaded = LoadedCorpus(name, corpus, _provenance(spec, corpus, self.settings.data_dir))
         loaded.index_units()
+        loaded.dates = None if is_path(spec) else _dates(spec, self.settings.data_dir)
         if graph and corpus.acts:
             loaded.graph = cached_graph(corpus, notify=notify)
         for system in self.settings.systems:
@@ -308,24 +310,23 @@ class ServiceState:
                 "systems": list(self.settings.systems),
                 "graph": loaded.graph.stats()["edges"] if loaded.graph is not None else None,
                 "provenance": loaded.provenance,
-                "dates": self._dates(loaded.name),
+                "dates": loaded.dates,
             })
         return out
 
-    def _dates(self, name: str) -> dict[str, Any] | None:
-        """For a corpus with a history: the version dates that ``as_of`` can be asked about."""
-        from lexir.datasets.generic import is_path, load_dataset
 
-        if is_path(name):
-            return None
-        try:
-            history = load_dataset(name, self.settings.data_dir)
-        except Exception:  # noqa: BLE001 - not a registered dataset
-            return None
-        dates = getattr(history, "dates", None)
-        if not dates or not hasattr(history, "as_of"):
-            return None
-        return {"first": dates[0], "latest": dates[-1], "versions": list(dates)}
+def _dates(name: str, data_dir: str | None) -> dict[str, Any] | None:
+    """For a registered corpus with a history: the version dates that ``as_of`` can ask about."""
+    from lexir.datasets.generic import load_dataset
+
+    try:
+        history = load_dataset(name, data_dir)
+    except Exception:  # noqa: BLE001 - not a registered dataset
+        return None
+    dates = getattr(history, "dates", None)
+    if not dates or not hasattr(history, "as_of"):
+        return None
+    return {"first": dates[0], "latest": dates[-1], "versions": list(dates)}
 
 
 def _provenance(spec: str, corpus: Corpus, data_dir: str | None) -> dict[str, Any]:

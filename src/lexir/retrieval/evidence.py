@@ -24,6 +24,7 @@ import numpy as np
 from lexir.analysis import Analyzer
 from lexir.retrieval.base import Retriever, register_system, top_scores
 from lexir.retrieval.bm25 import BM25Retriever
+from lexir.retrieval.fusion import normalise
 from lexir.retrieval.params import Param
 from lexir.types import Corpus, Query, Run, ranked
 
@@ -98,16 +99,6 @@ class PhraseBM25(Retriever):
         return cls(terms, pairs, weight)
 
 
-def _minmax(results: dict[str, float]) -> dict[str, float]:
-    if not results:
-        return {}
-    values = list(results.values())
-    low, span = min(values), max(values) - min(values)
-    if span <= 0:
-        return dict.fromkeys(results, 1.0)
-    return {d: (s - low) / span for d, s in results.items()}
-
-
 class OptionsRetriever(Retriever):
     """An exam question scored whole and stem-plus-each-option (see the module docstring)."""
 
@@ -134,11 +125,11 @@ class OptionsRetriever(Retriever):
         per_option = self.base.search_many(parts, self.depth) if parts else {}
         run: Run = {}
         for q in queries:
-            fused = _minmax(whole.get(q.id, {}))
+            fused = normalise(whole.get(q.id, {}))
             if q.id in owners:
                 best: dict[str, float] = {}
                 for pid in owners[q.id]:
-                    for doc, score in _minmax(per_option.get(pid, {})).items():
+                    for doc, score in normalise(per_option.get(pid, {})).items():
                         if score > best.get(doc, -1.0):
                             best[doc] = score
                 for doc, score in best.items():

@@ -252,17 +252,9 @@ class IncrementalBM25(Retriever):
         hit = np.flatnonzero(scores > 0)
         return {self.doc_ids[i]: float(scores[i]) for i in hit.tolist()}
 
-    def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
-        return self._top(self.score_array(self.query_ids(text)), k)
-
     def search_many(self, queries: Sequence[Query], k: int = 100,
                     progress: Callable[[int], None] | None = None) -> Run:
-        run: Run = {}
-        for query in queries:
-            run[query.id] = dict(self.search(query.text, k))
-            if progress:
-                progress(1)
-        return run
+        return self.each(queries, lambda q: self._top(self.score_array(self.query_ids(q.text)), k), progress)
 
     def _top(self, scores: np.ndarray, k: int) -> list[tuple[str, float]]:
         """Best ``k`` by score, ties by id (so the order never depends on slots); score 0 is no hit."""

@@ -19,11 +19,11 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_session(tmp_path, script):
-    """Start ``lexir mcp demo`` as a subprocess, initialise a client session, run ``script(session)``."""
+def run_session(tmp_path, script, corpora=("demo",), timeout=180):
+    """Start ``lexir mcp CORPORA`` as a subprocess, initialise a client session, run ``script(session)``."""
     env = {"PYTHONPATH": str(REPO / "src"), "LEXIR_CACHE": str(tmp_path / "cache"),
            **{k: os.environ[k] for k in ("LEXIR_DATA", "PATH", "HOME") if k in os.environ}}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "lexir.cli.main", "mcp", "demo"],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "lexir.cli.main", "mcp", *corpora],
                                    env=env, cwd=str(REPO))
 
     async def main():
@@ -33,7 +33,7 @@ def run_session(tmp_path, script):
                     await session.initialize()
                     return await script(session)
 
-    return asyncio.run(asyncio.wait_for(main(), 180))
+    return asyncio.run(asyncio.wait_for(main(), timeout))
 
 
 def payload(result) -> dict:
@@ -70,7 +70,8 @@ def test_tools_over_stdio(tmp_path):
     out = run_session(tmp_path, script)
     assert set(out["tools"]) == {"search_statutes", "get_provision", "resolve_citations", "verify_quote",
                                  "list_corpora"}
-    assert set(out["tools"]["search_statutes"].input_schema["properties"]) == {"query", "corpus", "k", "system"}
+    assert set(out["tools"]["search_statutes"].input_schema["properties"]) == {"query", "corpus", "k", "system",
+                                                                                   "as_of"}
     assert out["corpora"]["corpora"][0]["name"] == "demo"
     hits = out["search"]["hits"]
     assert hits[0]["id"] == "kk::148" and hits[0]["citation"] == "art. 148 k.k."
@@ -95,6 +96,32 @@ def test_tools_over_stdio(tmp_path):
         assert error["retryable"] is False and error["error"]
     assert tool_error(out["bad_corpus"])["valid"] == ["demo"]
     assert "kk" in tool_error(out["bad_id"])["valid"]
+
+
+@pytest.mark.slow
+def test_the_law_as_it_stood_over_mcp(tmp_path):
+    """as_of on a corpus with a history: BGB § 1631d was inserted on 2013-01-11."""
+    query = "Beschneidung des nicht einsichts- und urteilsfähigen männlichen Kindes"
+
+    async def script(session):
+        out = {"corpora": payload(await session.call_tool("list_corpora", {}))}
+        for day in ("2012-09-01", "2013-06-01"):
+            out[f"search {day}"] = payload(await session.call_tool(
+                "search_statutes", {"query": query, "k": 20, "as_of": day}))
+        out["in force"] = payload(await session.call_tool("get_provision",
+                                                          {"id": "BGB::1631d", "as_of": "2013-06-01"}))
+        out["not yet"] = await session.call_tool("get_provision", {"id": "BGB::1631d", "as_of": "2012-09-01"})
+        out["too early"] = await session.call_tool("search_statutes", {"query": query, "as_of": "2010-01-01"})
+        return out
+
+    out = run_session(tmp_path, script, corpora=("de-gesetze-history",), timeout=400)
+    assert out["corpora"]["corpora"][0]["dates"]["first"] == "2012-08-02"
+    assert out["search 2013-06-01"]["hits"][0]["id"] == "BGB::1631d"
+    assert "BGB::1631d" not in [h["id"] for h in out["search 2012-09-01"]["hits"]]
+    assert "Beschneidung" in out["in force"]["text"]
+    assert out["not yet"].is_error
+    assert "in force from 2013-01-11" in tool_error(out["not yet"])["error"]
+    assert out["too early"].is_error and "the first is 2012-08-02" in tool_error(out["too early"])["error"]
 
 
 def tool_error(result) -> dict:

@@ -65,31 +65,36 @@ def create_mcp(state: ServiceState) -> MCPServer:
 
     @server.tool()
     def list_corpora() -> dict:
-        """The corpora this server holds: name, language, number of acts and provisions, systems."""
-        return {"corpora": [{k: c[k] for k in ("name", "language", "acts", "provisions", "systems")}
+        """The corpora this server holds: name, language, number of acts and provisions, systems, and for
+        a corpus with a history the version dates that as_of can ask about (null otherwise)."""
+        return {"corpora": [{k: c[k] for k in ("name", "language", "acts", "provisions", "systems", "dates")}
                             for c in state.describe()]}
 
     @server.tool()
-    def search_statutes(query: str, corpus: str | None = None, k: int = 10, system: str | None = None) -> dict:
+    def search_statutes(query: str, corpus: str | None = None, k: int = 10, system: str | None = None,
+                        as_of: str | None = None) -> dict:
         """Rank the provisions of a corpus for a legal question or case description. Returns for each
         hit: rank, score, id (use it with get_provision), citation, act title and a snippet with the
-        matched words in «». corpus defaults to the first served; k is 1-50."""
+        matched words in «». corpus defaults to the first served; k is 1-50. as_of (YYYY-MM-DD, only
+        for a corpus with a history, see list_corpora's dates): the law as it stood on that date."""
         if not 1 <= k <= MAX_K:
             raise _fail(f"k must be between 1 and {MAX_K}; got {k}")
         result = _call(core.search, state, corpus_or_default(corpus), [("q", query)], k, system, {},
-                       with_text=False)[0]
+                       with_text=False, as_of=as_of or None)[0]
         return {"corpus": result["corpus"], "system": result["system"], "hits": [
             {"rank": h["rank"], "score": h["score"], "id": h["id"], "citation": h["citation"],
              "act": h["act"]["title"] or h["act"]["id"], "snippet": _plain(h["snippet"])} for h in result["hits"]]}
 
     @server.tool()
-    def get_provision(id: str, corpus: str | None = None, context: str = "", cursor: str | None = None) -> dict:
+    def get_provision(id: str, corpus: str | None = None, context: str = "", cursor: str | None = None,
+                      as_of: str | None = None) -> dict:
         """A provision by id (e.g. kk::148, BGB::823/abs:1): its citation, place in the act, text, what it
         cites and what cites it. context: comma-separated parent, children, siblings, toc. The text
         comes in pages: pass next_cursor back as cursor for the rest. Lists longer than 50 (the toc of a
-        large act) show the 50 around this provision, with <list>_total and <list>_from."""
+        large act) show the 50 around this provision, with <list>_total and <list>_from. as_of
+        (YYYY-MM-DD, a corpus with a history only): the provision as it stood on that date."""
         wanted = [c.strip() for c in context.split(",") if c.strip()]
-        found = _call(core.provision, state, corpus_or_default(corpus), id, wanted)
+        found = _call(core.provision, state, corpus_or_default(corpus), id, wanted, as_of or None)
         try:
             start = int(cursor or 0)
         except ValueError:

@@ -204,3 +204,44 @@ def test_parallel_cites_match_one_process(laws, monkeypatch):
     assert np.array_equal(parallel.cites_dst, graph.cites_dst)
     assert parallel.info["cites_resolution"] == graph.info["cites_resolution"]
     assert parallel.info["cites_found"] == graph.info["cites_found"] > 1000
+
+
+# -- the graph cache is keyed by the code that builds graphs ----------------------------------
+
+
+def test_code_digest_follows_the_finder_tables(tmp_path):
+    """A changed citation table (or finder) gives another digest, an unchanged copy the same."""
+    import shutil
+
+    from lexir.io.paths import code_digest
+
+    source = Path(__file__).resolve().parents[1] / "src" / "lexir" / "citations"
+    copy = tmp_path / "citations"
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert code_digest(copy) == code_digest(source)
+    table = copy / "data" / "de_act_variants.tsv"
+    table.write_text(table.read_text(encoding="utf-8") + "BauGBX\tBBauG\ttest\n", encoding="utf-8")
+    assert code_digest(copy) != code_digest(source)
+
+
+def test_cached_graph_is_rebuilt_when_the_code_changes(tmp_path, monkeypatch):
+    """A graph cached by older finder code is not served: the new code builds its own, and the old
+    entry of the same corpus is removed."""
+    from lexir.datasets import registry
+    from lexir.structure import graph as graph_module
+
+    monkeypatch.setenv("LEXIR_CACHE", str(tmp_path / "cache"))
+    corpus = registry.load("demo").corpus
+    first = graph_module.cached_graph(corpus)
+    old_folder = graph_module.graph_folder(corpus)
+    assert (old_folder / "graph.json").is_file()
+    built = []
+    real_graph_of = graph_module.graph_of
+    monkeypatch.setattr(graph_module, "graph_of", lambda c, p=None: built.append(c.name) or real_graph_of(c, p))
+    again = graph_module.cached_graph(corpus)  # same code: read back, not built
+    assert built == [] and again.stats() == first.stats()
+    monkeypatch.setattr(graph_module, "graph_code_digest", lambda: "0" * 64)  # as after editing a finder
+    new_folder = graph_module.graph_folder(corpus)
+    assert new_folder != old_folder
+    graph_module.cached_graph(corpus)
+    assert built == ["demo"] and (new_folder / "graph.json").is_file() and not old_folder.exists()

@@ -7,6 +7,7 @@ module is at the bottom of the package so that any layer may use it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -26,3 +27,17 @@ def safe_name(name: str, fallback: str = "unnamed") -> str:
     if not cleaned or set(cleaned) == {"."}:
         return fallback
     return cleaned
+
+
+def code_digest(*folders: Path | str, salt: str = "") -> str:
+    """sha256 over the Python sources and data files below ``folders`` (their paths relative to
+    the folder and their bytes, in sorted order), and ``salt``. A cache whose key holds it is
+    never read by changed code: an edited citation table or parser builds a new entry."""
+    digest = hashlib.sha256(salt.encode())
+    for folder in map(Path, folders):
+        files = sorted(f for f in folder.rglob("*") if f.is_file() and "__pycache__" not in f.parts
+                       and f.suffix not in (".pyc", ".pyo"))
+        for f in files:
+            digest.update(f"{folder.name}/{f.relative_to(folder).as_posix()}\0".encode())
+            digest.update(f.read_bytes())
+    return digest.hexdigest()

@@ -35,11 +35,13 @@ from __future__ import annotations
 import json
 import multiprocessing
 import re
+import shutil
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from functools import lru_cache
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
@@ -522,10 +524,27 @@ def graph_of(corpus, progress: Callable[[int], None] | None = None) -> StatuteGr
 
 
 def graph_folder(corpus) -> Path:
-    """Where the graph of ``corpus`` is cached: keyed by its name and text fingerprint."""
-    from lexir.io.paths import cache_dir, safe_name
+    """Where the graph of ``corpus`` is cached: keyed by its name, its text fingerprint and the code
+    that builds graphs (the citation finders with their tables, the parsers, this module), so a
+    graph built before a finder changed is never served after it."""
+    from lexir.io.paths import safe_name
 
-    return cache_dir() / "graphs" / f"{safe_name(corpus.name, 'corpus')}-{corpus.fingerprint[:16]}"
+    return graph_cache_root() / f"{safe_name(corpus.name, 'corpus')}-{corpus.fingerprint[:16]}-{graph_code_digest()[:10]}"
+
+
+def graph_cache_root() -> Path:
+    from lexir.io.paths import cache_dir
+
+    return cache_dir() / "graphs"
+
+
+@lru_cache(maxsize=1)
+def graph_code_digest() -> str:
+    """The digest of the code a graph depends on (see :func:`graph_folder`)."""
+    from lexir.io.paths import code_digest
+
+    package = Path(__file__).resolve().parents[1]
+    return code_digest(package / "citations", package / "structure", salt=f"graph-format:{FORMAT_VERSION}")
 
 
 def cached_graph(corpus, progress: Callable[[int], None] | None = None,
@@ -542,6 +561,10 @@ def cached_graph(corpus, progress: Callable[[int], None] | None = None,
         notify(f"building the statute graph of {corpus.name} (once; cached)")
     graph = graph_of(corpus, progress)
     graph.save(folder)
+    stem = folder.name.rsplit("-", 1)[0]  # the same corpus and text, built by older code: remove
+    for old in folder.parent.glob(f"{stem}-*"):
+        if old != folder and old.name.rsplit("-", 1)[0] == stem and old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
     return graph
 
 

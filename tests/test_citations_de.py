@@ -105,8 +105,8 @@ def test_refex_f1(data_dir):
     found = {d.id: find_citations(d.text, expand_ranges=False) for d in docs}
     for d in docs:
         _check_spans(d.text, found[d.id])
-    # measured 2026-11 (issue #12): paragraph F1 0.907, absatz F1 0.864; dev/held-out halves in
-    # benchmarks/bench_citations.py; the misses left are mostly the gold's (README, Citations)
+    # measured (session 3): paragraph F1 0.907, absatz F1 0.860 on all 7 (benchmarks/bench_citations.py
+    # --errors lists every error); what is left is the gold's, see the README's Citations section
     assert score_citations(found, docs, "paragraph")["f1"] >= 0.90
     assert score_citations(found, docs, "absatz")["f1"] >= 0.86
 

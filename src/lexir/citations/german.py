@@ -50,7 +50,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -61,8 +61,10 @@ KnownArticles = Mapping[str, Collection[str]]
 _WORD = "A-Za-zÄÖÜäöüß"
 _ROMAN = {"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "VI": 6, "VII": 7, "VIII": 8, "IX": 9, "X": 10,
           "XI": 11, "XII": 12, "XIII": 13, "XIV": 14}
-_DEPTH = {"article": 0, "abs": 1, "satz": 2, "nr": 3, "lit": 4, "alt": 5, "hs": 5}
+_DEPTH = {"article": 0, "abs": 1, "satz": 2, "nr": 3, "lit": 4, "dlit": 5, "alt": 6, "hs": 6}
 _PATH_LEVELS = ("abs", "satz", "nr", "lit")
+_UNIT_KINDS = ("abs", "satz", "nr", "lit", "dlit", "alt", "hs")
+_READ_ONLY = ("dlit", "alt", "hs")  # read as part of the reference, not put in its path
 _MAX_RANGE = 200
 
 
@@ -83,6 +85,7 @@ class _Syntax:
     keyword: re.Pattern[str]
     plural: frozenset[str]
     unit: re.Pattern[str]
+    ordinal_unit: re.Pattern[str]
     unit_kinds: dict[str, str]  # keyword as written -> kind
     connector: re.Pattern[str]
     modifier: re.Pattern[str]
@@ -93,6 +96,7 @@ class _Syntax:
     collection: re.Pattern[str]
     commentary: re.Pattern[str]
     literature: re.Pattern[str]
+    land: re.Pattern[str]
 
 
 def _kind_table(name: str) -> dict[str, list[str]]:
@@ -114,18 +118,19 @@ def _syntax() -> _Syntax:
     kinds = _kind_table("de_keywords.tsv")
     keywords = kinds["para"] + kinds["para_plural"] + kinds["art"] + kinds["art_plural"]
     plural = frozenset(kinds["para_plural"] + ["Artt."])
-    unit_kinds = {v: k for k in ("alt", "hs", "lit", "nr", "satz", "abs") for v in kinds[k]}
+    unit_kinds = {v: k for k in ("alt", "hs", "dlit", "lit", "nr", "satz", "abs") for v in kinds[k]}
     labels = {
-        "abs": r"\d+[a-z]?(?![\w])",
+        "abs": r"\d+(?:[a-z]|\s[a-z](?![\w.)]))?(?![\w])",
         "satz": r"\d+(?!\w)",
-        "nr": r"\d+[a-z]?(?![\w])",
+        "nr": r"\d+(?:[a-z]|\s[a-z](?![\w.)]))?(?![\w])",
         "lit": r"[a-z]{1,2}(?![\w])\)?",
+        "dlit": r"[a-z]{2}(?![\w])\)?",
         "alt": r"\d+(?!\w)",
         "hs": r"\d+(?!\w)",
     }
     unit_alts = "|".join(
         rf"(?P<{k}>{_alternation(kinds[k])})\s*(?P<{k}_l>{labels[k]})"
-        for k in ("abs", "satz", "nr", "lit", "alt", "hs")
+        for k in _UNIT_KINDS
     )
     join = _alternation(kinds["join"])
     rng = _alternation(kinds["range"])
@@ -134,6 +139,8 @@ def _syntax() -> _Syntax:
         keyword=re.compile(rf"(?<![\w§])(?P<kw>{_alternation(keywords)})(?![{_WORD}])\s*(?=\d)"),
         plural=plural,
         unit=re.compile(rf"(?:{unit_alts})"),
+        # "Satz 1 2. Alt.", "Abs. 1 1. Halbsatz": an alternative or half-sentence counted before its word
+        ordinal_unit=re.compile(rf"\d{{1,2}}\.\s*(?:{_alternation(kinds['alt'] + kinds['hs'])})(?![{_WORD}])"),
         unit_kinds=unit_kinds,
         connector=re.compile(
             rf"\s*(?:(?P<range>{rng})|(?P<chain>,?\s*(?:{chain}))|,?\s*(?P<join>{join})(?![{_WORD}])|(?P<comma>[,;]))\s*"
@@ -150,6 +157,7 @@ def _syntax() -> _Syntax:
         ),
         commentary=re.compile(rf"\s*,?\s*(?:{_alternation(kinds['commentary'])})\s*\d"),
         literature=re.compile(rf"(?<![{_WORD}])(?:{_alternation(kinds['literature'])})(?:\s*,?\s*(?:19|20)\d\d)?\s*,?\s*$"),
+        land=re.compile(rf"[ \t]+(?:{_alternation(kinds['land'])})(?![{_WORD}\-])"),
         not_acts=frozenset(
             line.strip()
             for line in _data("de_not_acts.txt").read_text(encoding="utf-8").splitlines()
@@ -302,6 +310,9 @@ _STATUTE_NAME = re.compile(
     rf"(?=\s*(?:[,;:()\[\]\n§]|\s(?:vom|in der|i\.\s?d\.|und|oder)\s|$))"
     rf"|(?:[A-ZÄÖÜ][{_WORD}]+en\s+)?[A-ZÄÖÜ][{_WORD}\-]*(?:gesetzes|gesetzbuch(?:e?s)?|verordnung|ordnung)(?![{_WORD}]))"
 )
+_BARE_TITLE = re.compile(
+    rf"[A-ZÄÖÜ][{_WORD}\-]*(?:gesetz|gesetzes|gesetzbuch|gesetzbuchs|gesetzbuches|verordnung|ordnung)(?![{_WORD}])"
+)
 _NAME_SUFFIX = re.compile(r"(?:gesetz|gesetzes|gesetzbuch|gesetzbuchs|gesetzbuches|ordnung)$")
 
 
@@ -356,6 +367,9 @@ def _match_act(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
     found = _abbrev_at(text, pos)
     if found:
         end, source = found
+        land = syn.land.match(text, end)
+        if land:  # "VwVfG NRW", "KAG NRW": the Land's act of that name, not the federal one
+            return land.end(), None, text[pos : land.end()], "statute"
         year = _YEAR.match(text, end)  # "UWG 2008": the act as amended then, written with its year
         if year and not re.match(r"\s*[.,]?\s*(?:S\.|Seite|Nr\.)", text[year.end() : year.end() + 8]):
             end = year.end()
@@ -386,6 +400,18 @@ def _match_act(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
         if unknown_name:
             return unknown_name.end(), None, text[pos : unknown_name.end()], "statute"
         return None
+    if text[pos : pos + 1].isupper():
+        # a title the table does not know, in the nominative: "§ 3 Landesgebührengesetz", "§ 41
+        # Gemeindeordnung" (a Land's act); a contract or by-law word first: "§ 5 Mietvertrag"
+        other = _non_statute_at(text, pos)
+        if other:
+            return other[0], None, text[pos : other[0]], other[1]
+        title = _BARE_TITLE.match(text, pos)
+        if title:
+            end = title.end()
+            land = syn.land.match(text, end)
+            end = land.end() if land else end
+            return end, None, text[pos:end], "statute"
     unknown = _UNKNOWN_ABBREV.match(text, pos)
     if unknown:
         word = unknown.group().split()[0]
@@ -395,7 +421,9 @@ def _match_act(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
             and word not in _ROMAN
             and not syn.unit.match(word + " 1")
         ):
-            return unknown.end(), None, unknown.group(), "statute"
+            land = syn.land.match(text, unknown.end())
+            end = land.end() if land else unknown.end()
+            return end, None, text[pos:end], "statute"
     return None
 
 
@@ -453,12 +481,25 @@ def _keyword(kw: re.Match[str]) -> str:
     return "§" if kw.group("kw").startswith("§") else "Art"
 
 
-def _number(text: str, pos: int) -> tuple[int, str] | None:
+def _number(text: str, pos: int, keyword: str = "§") -> tuple[int, str] | None:
     m = _NUMBER.match(text, pos)
     if not m or text[m.end() : m.end() + 1] == "/":
         return None
     letter = m.group("l") or m.group("sl") or ""
+    if keyword == "Art":
+        inner = _INNER_PARA.match(text, m.end())
+        if inner:  # "Art. 229 § 5 EGBGB": § 5 inside Art. 229, the corpus's label "229§5"
+            return inner.end(), f"{m.group('n')}{letter}§{inner.group(1)}"
     return m.end(), m.group("n") + letter
+
+
+_INNER_PARA = re.compile(r"\s*§\s*(\d+[a-z]?)(?![\w/])")
+
+
+_LETTER_ITEM = re.compile(r"([a-z]{1,2})\)")
+# old-style Absatz in roman numerals, and a Satz in arabic after it: "§ 823 I BGB", "§ 823 I 1 BGB"
+_ROMAN_ABS = re.compile(r"\s+(?P<r>[IVX]{1,4})(?:\s+(?P<s>\d{1,2})(?=\s+[A-ZÄÖÜ]|[,;)]|$))?"
+                        r"(?=\s+(?:\d|[A-ZÄÖÜ])|[,;)]|$)")
 
 
 def _units(text: str, pos: int, path: dict[str, str], level: str) -> tuple[int, dict[str, str], str]:
@@ -466,22 +507,40 @@ def _units(text: str, pos: int, path: dict[str, str], level: str) -> tuple[int, 
     syn = _syntax()
     path = dict(path)
     if level == "article":
-        roman = re.match(r"\s+(?P<r>[IVX]{1,4})(?=\s+(?:\d|[A-ZÄÖÜ])|[,;)]|$)", text[pos:])
+        roman = _ROMAN_ABS.match(text, pos)
         if roman and roman.group("r") in _ROMAN:
             path["abs"] = str(_ROMAN[roman.group("r")])
-            pos += roman.end()
             level = "abs"
+            if roman.group("s"):  # "§ 823 I 1 BGB": Absatz 1 Satz 1
+                path["satz"] = roman.group("s")
+                level = "satz"
+            pos = roman.end()
     while True:
         p = pos
         while p < len(text) and text[p].isspace():
             p += 1
         m = syn.unit.match(text, p)
         if not m:
+            letter = _LETTER_ITEM.match(text, p) if level in ("nr", "lit") else None
+            if letter:  # "Nr. 1 a)", "Nr. 1 Buchst. a bb)": a letter item written as the law prints it
+                if level == "nr" and len(letter.group(1)) == 1:
+                    path["lit"], level = letter.group(1), "lit"
+                elif level != "lit" or len(letter.group(1)) != 2:
+                    break
+                pos = letter.end()
+                continue
+            ordinal = syn.ordinal_unit.match(text, p)
+            if not ordinal:
+                break
+            pos = ordinal.end()
+            continue
+        kind = next(k for k in _UNIT_KINDS if m.group(k))
+        if kind == "satz" and level in ("nr", "lit"):
+            pos = m.end()  # "Nr. 2 Satz 1": a sentence of the Nummer, which the path cannot hold
+            continue
+        if _DEPTH[kind] <= _DEPTH[level] and kind not in _READ_ONLY:
             break
-        kind = next(k for k in ("abs", "satz", "nr", "lit", "alt", "hs") if m.group(k))
-        if _DEPTH[kind] <= _DEPTH[level] and kind not in ("alt", "hs"):
-            break
-        label = m.group(f"{kind}_l").rstrip(")")
+        label = m.group(f"{kind}_l").rstrip(")").replace(" ", "")  # "Nr. 26 a" as "26a", like "§ 74 a"
         if kind in _PATH_LEVELS:
             path = {k: v for k, v in path.items() if _DEPTH[k] < _DEPTH[kind]}
             path[kind] = label
@@ -516,7 +575,7 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
     """References of the group starting at keyword ``kw``; the end of the group."""
     syn = _syntax()
     plural = kw.group("kw") in syn.plural
-    num = _number(text, kw.end())
+    num = _number(text, kw.end(), "§" if plural else _keyword(kw))
     assert num is not None
     end, path, level = _units(text, num[0], {}, "article")
     refs = [_Ref(kw.start(), end, num[1], path, level, plural, keyword=_keyword(kw))]
@@ -536,9 +595,13 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
         if not conn or not conn.group().strip():
             break
         pos = conn.end()
+        ordinal = syn.ordinal_unit.match(text, pos)
+        if ordinal and not act and not conn.group("chain"):  # "§ 628 Abs. 1 Satz 2, 2. Alt. BGB"
+            last.end = ordinal.end()
+            continue
         new_kw = syn.keyword.match(text, pos)
         if new_kw:
-            num = _number(text, new_kw.end())
+            num = _number(text, new_kw.end(), "§" if new_kw.group("kw") in syn.plural else _keyword(new_kw))
             if num:
                 e, path, level = _units(text, num[0], {}, "article")
                 refs.append(_Ref(pos, e, num[1], path, level, new_kw.group("kw") in syn.plural,
@@ -547,13 +610,23 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
                     ranges.append((len(refs) - 2, len(refs) - 1))
                 continue
             break
-        if act:  # after an act only a new keyword continues the group
-            break
+        if act:  # after an act only a new keyword continues the group, or in a §§ group a further §
+            # that names its own act: "§§ 167 VwGO, 708 Nr. 11, 711 ZPO", "§§ 166 VwGO, 114 ZPO"
+            if not (last.plural and (conn.group("comma") or conn.group("join"))):
+                break
+            num = _number(text, pos)
+            if not num or syn.not_label.match(text, num[0]):
+                break
+            e, path, level = _units(text, num[0], {}, "article")
+            if not _reaches_act(text, e):
+                break
+            refs.append(_Ref(pos, e, num[1], path, level, True, keyword=last.keyword))
+            continue
         if conn.group("chain"):
             break
         unit = syn.unit.match(text, pos)
         if unit:
-            kind = next(k for k in ("abs", "satz", "nr", "lit", "alt", "hs") if unit.group(k))
+            kind = next(k for k in _UNIT_KINDS if unit.group(k))
             if kind not in _PATH_LEVELS:
                 break
             e, path, level = _units(text, pos, _above(last.path, kind), _prev_level(kind))
@@ -561,7 +634,7 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
                 refs.append(_Ref(pos, e, last.article, path, level, last.plural, keyword=last.keyword))
                 continue
             break
-        if last.level == "article" or last.plural:
+        if last.level == "article" or (last.plural and not _next_unit_label(text, pos, last, conn)):
             num = _number(text, pos)
             if not num or syn.not_label.match(text, num[0]):
                 break
@@ -570,6 +643,20 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
             if conn.group("range"):
                 ranges.append((len(refs) - 2, len(refs) - 1))
             continue
+        above = _label_level(text, pos, last)
+        if above == "article":  # "Art. 3 Abs. 1, 20 Abs. 1 GG": Art. 20, not an Absatz 20
+            num = _number(text, pos, last.keyword)
+            if num:
+                e, path, level = _units(text, num[0], {}, "article")
+                refs.append(_Ref(pos, e, num[1], path, level, last.plural, keyword=last.keyword))
+                continue
+        elif above is not None:  # "Abs. 1 Satz 1, 2 Satz 3": Absatz 2
+            label = re.match(r"\d+[a-z]?", text[pos:])
+            assert label is not None
+            path = {**_above(last.path, above), above: label.group()}
+            e, path, level = _units(text, pos + label.end(), path, above)
+            refs.append(_Ref(pos, e, last.article, path, level, last.plural, keyword=last.keyword))
+            continue
         label = re.compile(r"[a-z]{1,2}(?![\w])\)?" if last.level == "lit" else r"\d+[a-z]?(?![\w/]|[.,]\d)").match(text, pos)
         if not label or syn.not_label.match(text, label.end()):
             break
@@ -577,6 +664,65 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
         e, path, level = _units(text, label.end(), path, last.level)
         refs.append(_Ref(pos, e, last.article, path, last.level, last.plural, keyword=last.keyword))
     return _with_ranges(refs, ranges), refs[-1].end
+
+
+_LABEL_THEN = re.compile(r"\d+[a-z]?(?![\w/.]|,\d)\s+(?:(?P<roman>[IVX]{1,4})(?=[\s,;)]|$))?")
+
+
+def _reaches_act(text: str, pos: int, steps: int = 4) -> bool:
+    """Whether the references continuing at ``pos`` (``, 711 ZPO``) end in an act designation."""
+    syn = _syntax()
+    for _ in range(steps):
+        if _act_after(text, pos):
+            return True
+        conn = syn.connector.match(text, pos)
+        if not conn or not conn.group().strip() or conn.group("chain"):
+            return False
+        num = _number(text, conn.end())
+        if not num:
+            return False
+        pos = _units(text, num[0], {}, "article")[0]
+    return False
+
+
+def _label_level(text: str, pos: int, last: _Ref) -> str | None:
+    """The level the bare number at ``pos`` labels, after a reference ending in a unit, when
+    the unit written after the number rules out the level before it: an Absatz after it makes it
+    a further article (``Art. 3 Abs. 1, 20 Abs. 1 GG``, ``Art. 2 Abs. 1, 1 Abs. 1 GG``, ``Art. 3
+    I, 20 III GG``: Art. 20, Art. 1); another unit of the same level makes it the unit above
+    (``Abs. 1 Satz 1, 2 Satz 3``: Absatz 2). None: read it at the level before (``Abs. 1, 2``)."""
+    m = _LABEL_THEN.match(text, pos)
+    if not m or last.level == "article":
+        return None
+    if m.group("roman"):
+        return "article" if m.group("roman") in _ROMAN else None
+    unit = _syntax().unit.match(text, m.end())
+    if not unit:
+        return None
+    kind = next(k for k in _UNIT_KINDS if unit.group(k))
+    if kind in _READ_ONLY or _DEPTH[kind] > _DEPTH[last.level]:
+        return None
+    return _prev_level(kind)
+
+
+def _next_unit_label(text: str, pos: int, last: _Ref, conn: re.Match[str]) -> bool:
+    """Whether the bare number at ``pos`` in a ``§§`` group continues the unit before it rather
+    than naming a further §: joined by ``und``/``oder``, it is that unit's next label and no unit
+    of the same or a higher level follows it (``§§ 3, 5 Abs. 1 Satz 1 und 2 Nr. 1``: Satz 2;
+    ``§§ 16 Abs. 1 Nr. 27 und 28``: Nr. 28; but ``§§ 823 Abs. 1 und 826``, ``§§ 3 Abs. 1 und 2
+    Abs. 3``: further §§)."""
+    label = last.path.get(last.level, "")
+    m = re.match(r"(\d+)(?![\w.])", text[pos : pos + 8])
+    if not conn.group("join") or not label.isdigit() or not m or int(m.group(1)) != int(label) + 1:
+        return False
+    after = pos + m.end()
+    while after < len(text) and text[after].isspace():
+        after += 1
+    unit = _syntax().unit.match(text, after)
+    if unit:
+        kind = next(k for k in _UNIT_KINDS if unit.group(k))
+        return kind in _READ_ONLY or _DEPTH[kind] > _DEPTH[last.level]
+    return True
 
 
 def _prev_level(kind: str) -> str:
@@ -846,6 +992,9 @@ def _is_repealed(source: str | None, act_raw: str, article: str | None, known: K
     return labels is not None and article is not None and article not in labels
 
 
+_SPACES = str.maketrans({"\xa0": " ", "\u2007": " ", "\u2009": " ", "\u202f": " ", "\u200a": " "})
+
+
 # ---------------------------------------------------------------------------
 # public API
 
@@ -867,7 +1016,12 @@ def find_citations(
     ``kinds`` keeps only citations of those kinds (default: statutes; None: all, with contract
     and by-law clauses, collection entries and commentary notes).
     """
-    cites = _find(text, known, default_act, expand_ranges)
+    # court texts from juris and the like put no-break and thin spaces inside citations
+    # ("§\xa0108\xa0FGO"): matched as spaces, reported as written
+    work = text.translate(_SPACES)
+    cites = _find(work, known, default_act, expand_ranges)
+    if work is not text and work != text:
+        cites = [replace(c, text=text[c.start : c.end]) for c in cites]
     if kinds is not None:
         cites = [c for c in cites if c.kind in kinds]
     return sorted(cites, key=lambda c: (c.start, c.end))

@@ -124,7 +124,7 @@ def _syntax() -> _Syntax:
         "satz": r"\d+(?!\w)",
         "nr": r"\d+(?:[a-z]|\s[a-z](?![\w.)]))?(?![\w])",
         "lit": r"[a-z]{1,2}(?![\w])\)?",
-        "dlit": r"[a-z]{2}(?![\w])\)?",
+        "dlit": r"[a-z]{2}(?![\w])",
         "alt": r"\d+(?!\w)",
         "hs": r"\d+(?!\w)",
     }
@@ -313,6 +313,10 @@ _STATUTE_NAME = re.compile(
 _BARE_TITLE = re.compile(
     rf"[A-ZÄÖÜ][{_WORD}\-]*(?:gesetz|gesetzes|gesetzbuch|gesetzbuchs|gesetzbuches|verordnung|ordnung)(?![{_WORD}])"
 )
+# nouns for a kind of act, not the name of one: "nach § 3 Rechtsverordnung" is no act's title
+_GENERIC_ACT_WORDS = frozenset({"gesetz", "bundesgesetz", "landesgesetz", "rechtsverordnung", "verordnung",
+                                "ordnung", "änderungsgesetz", "änderungsverordnung", "einführungsgesetz",
+                                "ausführungsgesetz", "gesetzbuch", "verfahrensordnung", "rangordnung"})
 _NAME_SUFFIX = re.compile(r"(?:gesetz|gesetzes|gesetzbuch|gesetzbuchs|gesetzbuches|ordnung)$")
 
 
@@ -407,7 +411,7 @@ def _match_act(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
         if other:
             return other[0], None, text[pos : other[0]], other[1]
         title = _BARE_TITLE.match(text, pos)
-        if title:
+        if title and _fold(title.group()) not in _GENERIC_ACT_WORDS:
             end = title.end()
             land = syn.land.match(text, end)
             end = land.end() if land else end
@@ -521,6 +525,8 @@ def _units(text: str, pos: int, path: dict[str, str], level: str) -> tuple[int, 
             p += 1
         m = syn.unit.match(text, p)
         if not m:
+            if "\n" in text[pos:p]:  # "Nummer 1\na) ...": the next item of a list, not a unit
+                break
             letter = _LETTER_ITEM.match(text, p) if level in ("nr", "lit") else None
             if letter:  # "Nr. 1 a)", "Nr. 1 Buchst. a bb)": a letter item written as the law prints it
                 if level == "nr" and len(letter.group(1)) == 1:
@@ -992,7 +998,7 @@ def _is_repealed(source: str | None, act_raw: str, article: str | None, known: K
     return labels is not None and article is not None and article not in labels
 
 
-_SPACES = str.maketrans({"\xa0": " ", "\u2007": " ", "\u2009": " ", "\u202f": " ", "\u200a": " "})
+_SPACES = re.compile("[\xa0\u2007\u2009\u200a\u202f]")  # no-break, figure, thin, hair, narrow no-break
 
 
 # ---------------------------------------------------------------------------
@@ -1018,9 +1024,9 @@ def find_citations(
     """
     # court texts from juris and the like put no-break and thin spaces inside citations
     # ("§\xa0108\xa0FGO"): matched as spaces, reported as written
-    work = text.translate(_SPACES)
+    work = _SPACES.sub(" ", text) if _SPACES.search(text) else text
     cites = _find(work, known, default_act, expand_ranges)
-    if work is not text and work != text:
+    if work is not text:
         cites = [replace(c, text=text[c.start : c.end]) for c in cites]
     if kinds is not None:
         cites = [c for c in cites if c.kind in kinds]

@@ -431,13 +431,20 @@ def _match_act(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
     return None
 
 
+_PREFIX_YEAR = re.compile(r"(?<=[^\W\d_]) (?:18|19|20)\d\d")
+
+
 def _prefix_act(text: str, kw_start: int) -> tuple[int, str] | None:
-    """(start, source) of a known act written right before the keyword (``HGB § 6``)."""
+    """(start, source) of a known act written right before the keyword (``HGB § 6``; with the
+    year of its version, as juris lists the norms of a decision: ``GmbHG 1892 § 13 Abs 3``)."""
     end = kw_start
     while end > 0 and text[end - 1] in " \t":
         end -= 1
     if end == kw_start:
         return None
+    year = _PREFIX_YEAR.search(text, max(0, end - 12), end)
+    if year and year.end() == end and year.start() > 0 and text[year.start() - 1] != ",":
+        end = year.start()
     acts = _acts()
     start = end
     for _ in range(acts.max_tokens):
@@ -500,6 +507,7 @@ def _number(text: str, pos: int, keyword: str = "§") -> tuple[int, str] | None:
 _INNER_PARA = re.compile(r"\s*§\s*(\d+[a-z]?)(?![\w/])")
 
 
+_LIST_LABEL = re.compile(r"(?:[a-z]{1,2}\)|\d{1,3}\.(?!\d))")
 _LETTER_ITEM = re.compile(r"([a-z]{1,2})\)")
 # old-style Absatz in roman numerals, and a Satz in arabic after it: "§ 823 I BGB", "§ 823 I 1 BGB"
 _ROMAN_ABS = re.compile(r"\s+(?P<r>[IVX]{1,4})(?:\s+(?P<s>\d{1,2})(?=\s+[A-ZÄÖÜ]|[,;)]|$))?"
@@ -601,6 +609,8 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
         if not conn or not conn.group().strip():
             break
         pos = conn.end()
+        if "\n" in conn.group() and _LIST_LABEL.match(text, pos):  # "…,\nb) § 10": the next item of a list
+            break
         ordinal = syn.ordinal_unit.match(text, pos)
         if ordinal and not act and not conn.group("chain"):  # "§ 628 Abs. 1 Satz 2, 2. Alt. BGB"
             last.end = ordinal.end()
@@ -628,9 +638,9 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
                 break
             refs.append(_Ref(pos, e, num[1], path, level, True, keyword=last.keyword))
             continue
-        if conn.group("chain"):
-            break
         unit = syn.unit.match(text, pos)
+        if conn.group("chain") and not unit:  # "Abs. 1 i.V.m. Abs. 2 KSchG": a unit of the same §
+            break
         if unit:
             kind = next(k for k in _UNIT_KINDS if unit.group(k))
             if kind not in _PATH_LEVELS:

@@ -8,8 +8,19 @@ import json
 import pytest
 
 from lexir.citations.german import find_citations
-from lexir.datasets.refex import citation_errors, load_refex_silver, score_citations, silver_citation
+from lexir.datasets.refex import (
+    citation_errors,
+    load_refex,
+    load_refex_silver,
+    score_citations,
+    silver_citation,
+)
 from lexir.io.errors import FormatError
+
+
+@pytest.fixture(scope="module")
+def decisions(data_dir):
+    return {d.id: d.text for d in load_refex(data_dir / "de" / "refex")}
 
 
 @pytest.fixture(scope="module")
@@ -157,3 +168,41 @@ def test_cli_reports_the_text_as_written():
     out = CliRunner().invoke(app, ["cite", "--lang", "de"], input="nach §\xa0108\xa0FGO\n")
     (row,) = [json.loads(x) for x in out.output.splitlines()]
     assert row["span"]["text"] == "§\xa0108\xa0FGO" and row["id"] == "FGO::108"
+
+
+def test_a_unit_after_i_v_m_belongs_to_the_same_paragraph():
+    assert _cite("nach § 17 Abs. 1 i.V.m. Abs. 2 KSchG") == [
+        ("§ 17 Abs. 1", "KSchG", "17", {"abs": "1"}), ("Abs. 2 KSchG", "KSchG", "17", {"abs": "2"})]
+    # in a statute too: the act after the chain is the act of both (not the statute being read)
+    text = "nach § 33 Abs. 1 in Verbindung mit Abs. 3 Nr. 1 des Bundesdisziplinargesetzes"
+    assert {c.act for c in find_citations(text, default_act="BMinJDiszAnO")} == {"BDG"}
+
+
+def test_headnote_norms_with_the_acts_year(decisions):
+    sentence = _sentence(decisions["bag_1966-01-28_97c71edd7c89"], "GmbHG 1892 § 13 Abs 3")
+    (c,) = [c for c in find_citations(sentence) if c.act == "GmbHG"]
+    assert (c.text, c.article, c.resolved_from) == ("GmbHG 1892 § 13 Abs 3", "13", "prefix")
+
+
+def test_a_group_stops_at_the_next_list_item():
+    # statutes enumerate: "nach § 3,\n2. die ..." is item 2 of a list, not a § 2
+    text = "Es gelten\n1. die Anzugarten nach § 3,\n2. die allgemeinen Kennzeichen nach § 4,\n3. die Dienstgrade"
+    assert [c.article for c in find_citations(text, default_act="X")] == ["3", "4"]
+    text = "nach § 9 Absatz 2 Nummer 2 Buchstabe b und Nummer 3 Buchstabe b,\nb) § 10,"
+    assert [(c.article, c.path.get("nr")) for c in find_citations(text, default_act="X")] == [
+        ("9", "2"), ("9", "3"), ("10", None)]
+    # a letter on the next line is the next item too
+    text = "wer entgegen § 44 Absatz 1 Nummer 1\na) einem wild lebenden Tier nachstellt"
+    assert [c.path for c in find_citations(text, default_act="X")] == [{"abs": "1", "nr": "1"}]
+
+
+def test_bsg_costs_formula_and_numbered_ordinances():
+    # the Bundessozialgericht's costs formula: "Teils 3" is the third part of the Satz
+    assert _cite("gemäß § 197a Abs 1 S 1 Teils 3 SGG iVm § 154 Abs 2 VwGO") == [
+        ("§ 197a Abs 1 S 1 Teils 3 SGG", "SGG", "197a", {"abs": "1", "satz": "1"}),
+        ("§ 154 Abs 2 VwGO", "VwGO", "154", {"abs": "2"})]
+    # "Vierte Verordnung zur Durchführung des BImSchG": jurabk "BImSchV 4 2013", cited "4. BImSchV"
+    (c,) = find_citations("nach § 2 der 4. BImSchV genehmigungsbedürftig")
+    assert (c.id, c.act_raw) == ("BImSchV 4 2013::2", "der 4. BImSchV")
+    # unknown hyphenated abbreviations keep both parts
+    assert _cite("nach Art. 4 Nr. 1 DS-GVO")[0][1] == "DS-GVO"

@@ -238,7 +238,9 @@ def _lower_abbrevs() -> dict[str, str]:
 # act designations
 
 _TOKEN = re.compile(r"[^\s,;:()\[\]\"„“]+")
-_UNKNOWN_ABBREV = re.compile(rf"[A-ZÄÖÜ][{_WORD}]{{1,14}}(?:\s+(?:19|20)\d\d(?!\d))?(?![{_WORD}\d])")
+# an abbreviation the tables do not know: "KostO", "EMRK", "DS-GVO", "AGB-Gesetz", "LGlüG 2012"
+_UNKNOWN_ABBREV = re.compile(rf"[A-ZÄÖÜ][{_WORD}]{{1,14}}(?:-(?:[A-ZÄÖÜ]{{2,}}[a-zäöü]*|Gesetz(?:es)?))?"
+                             rf"(?:\s+(?:19|20)\d\d(?!\d))?(?![{_WORD}\d])")
 _YEAR = re.compile(r"\s+(?:19|20)\d\d(?![\d.])")
 
 
@@ -384,8 +386,8 @@ def _match_act(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
         return end, name[1], text[pos:end], "statute"
     art = syn.article_word.match(text, pos)
     if art:
-        found = _abbrev_at(text, art.end())  # "§ 242 des BGB", "Art. 3 des Grundgesetzes"
-        if found and text[art.end()].isupper():
+        found = _abbrev_at(text, art.end())  # "§ 242 des BGB", "Art. 3 des Grundgesetzes", "der 4. BImSchV"
+        if found and (text[art.end()].isupper() or text[art.end()].isdigit()):
             return found[0], found[1], text[pos : found[0]], "statute"
         name = _name_at(text, art.end())
         if name:
@@ -1203,7 +1205,8 @@ def build_act_table(laws_index: str | Path, variants: str | Path | None = None,
     an abbreviation, its title a name (with the genitive forms of short titles). Derived
     variants, each added only when no other law claims the same string: a jurabk without a
     trailing year (``AO 1977`` -> ``AO``), Roman Sozialgesetzbuch books (``SGB 5`` ->
-    ``SGB V``), ``EGBGB`` style names of introductory acts (``BGBEG``). ``variants`` (default
+    ``SGB V``), ``EGBGB`` style names of introductory acts (``BGBEG``), numbered ordinances as
+    cited (``4. BImSchV`` for ``BImSchV 4 2013``). ``variants`` (default
     ``data/de_act_variants.tsv``: source<TAB>variant|variant<TAB>where the variant comes from)
     adds the listed ones. With ``tar`` (the corpus tarball) titles are read in full from each
     law's front matter, and short titles are learnt from the laws' citations of each other by their
@@ -1245,6 +1248,9 @@ def build_act_table(laws_index: str | Path, variants: str | Path | None = None,
         eg = re.fullmatch(r"(\w+)EG", base)
         if eg and eg.group(1) in jurabks:
             forms.append("EG" + eg.group(1))
+        numbered = re.fullmatch(r"(\S+) (\d{1,2})", base)
+        if numbered:  # "BImSchV 4 2013" is the "Vierte Verordnung …", cited "4. BImSchV"
+            forms.append(f"{numbered.group(2)}. {numbered.group(1)}")
         derived[j] = forms
     claims = Counter(v for forms in derived.values() for v in forms)
     titled = {_name_key(n) for _, _, t in rows if t for n in _genitives(t)}  # titles win over mined names

@@ -206,3 +206,14 @@ def test_bsg_costs_formula_and_numbered_ordinances():
     assert (c.id, c.act_raw) == ("BImSchV 4 2013::2", "der 4. BImSchV")
     # unknown hyphenated abbreviations keep both parts
     assert _cite("nach Art. 4 Nr. 1 DS-GVO")[0][1] == "DS-GVO"
+
+
+def test_a_rule_named_with_its_own_abbreviation():
+    (c,) = find_citations("Nach dem SGB V gilt § 7 Abs 2 der Beitragsverfahrensgrundsätze Selbstzahler "
+                          "(BeitrVerfGrsSz) für freiwillige Mitglieder.")
+    # named by the text itself, so not the SGB V of the context
+    assert (c.act, c.act_raw, c.resolved_from) == (
+        None, "der Beitragsverfahrensgrundsätze Selbstzahler (BeitrVerfGrsSz)", "explicit")
+    # a parenthesis that names an organisation or a party is no title's abbreviation
+    assert find_citations("nach Artikel 4 Absatz 2 der Durchführungsrichtlinie (EU) gilt")[0].act_raw == ""
+    assert find_citations("nach § 5 der Beklagten (Bekl.) gilt")[0].act_raw == ""

@@ -358,6 +358,19 @@ def _non_statute_at(text: str, pos: int) -> tuple[int, str] | None:
     return (m.end(), kind) if kind else None
 
 
+def _named_with_abbrev(name: str, abbr: str) -> bool:
+    """Whether ``name (abbr)`` reads as a title with its abbreviation: a few capitalised words
+    and an abbreviation of two capitals or more (not ``der Beklagten (Bekl.)``)."""
+    words = name.split()
+    return (0 < len(words) <= 8 and words[0][:1].isupper() and sum(ch.isupper() for ch in abbr) >= 2
+            and not any(ch.isdigit() for ch in abbr) and abbr not in _syntax().not_acts
+            and abbr.upper() not in _ORGANISATIONS and not any(w in ("des", "der", "dem", "den") for w in words))
+
+
+# what a title's parenthesis names when it is not the title's abbreviation: "der Richtlinie (EU)"
+_ORGANISATIONS = frozenset({"EU", "EG", "EWG", "EWR", "EAG", "EURATOM", "EGKS", "WTO", "OSZE", "UN", "UNO", "EFTA"})
+
+
 def _with_paren(text: str, end: int, source: str) -> int:
     """Take a following ``(SGB V)`` into the designation when it names the same act."""
     m = _PAREN_AFTER.match(text, end)
@@ -405,6 +418,10 @@ def _match_act(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
         unknown_name = _STATUTE_NAME.match(text, art.end())
         if unknown_name:
             return unknown_name.end(), None, text[pos : unknown_name.end()], "statute"
+        if paren and _named_with_abbrev(text[art.end() : paren.start("abbr") - 1], paren.group("abbr")):
+            # "§ 7 Abs 2 der Beitragsverfahrensgrundsätze Selbstzahler (BeitrVerfGrsSz)": a rule
+            # named with its own abbreviation, which the tables do not know
+            return paren.end(), None, text[pos : paren.end()], "statute"
         return None
     if text[pos : pos + 1].isupper():
         # a title the table does not know, in the nominative: "§ 3 Landesgebührengesetz", "§ 41

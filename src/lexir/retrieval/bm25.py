@@ -58,6 +58,7 @@ class BM25Retriever(Retriever):
         self.fingerprint = ""
         self._bm25: bm25s.BM25 | None = None
         self._names: tuple[list[str], np.ndarray] | None = None  # doc_ids as an array, see _doc_names()
+        self._ids: _TermIds | None = None  # see _term_ids()
 
     # -- building ---------------------------------------------------------------------------
 
@@ -114,28 +115,49 @@ class BM25Retriever(Retriever):
     # -- searching --------------------------------------------------------------------------
 
     def query_ids(self, text: str) -> list[int]:
-        vocab = self.vocab
-        tokens = self.analyzer(text)
-        if "" in tokens:
-            tokens = [t for t in tokens if t]
-        if self.dedupe_query:
+        """The term ids of a query (known terms only; repeats collapsed unless ``dedupe_query``
+        is off)."""
+        return self.queries_ids([text])[0]
+
+    def queries_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """``[query_ids(t) for t in texts]``, the texts analysed together (one normalisation,
+        case fold and tokenisation for all: :meth:`Analyzer.surface_many`)."""
+        analyzer = self.analyzer
+        if type(analyzer) is not Analyzer:  # another analyzer (bigrams): its terms, looked up
+            surfaces, get = [analyzer(t) for t in texts], self._known_term
+        else:
+            surfaces = [analyzer.surface(texts[0])] if len(texts) == 1 else analyzer.surface_many(list(texts))
+            get = self._term_ids().__getitem__
+        if not self.dedupe_query:
+            return [[i for i in map(get, tokens) if i is not None] for tokens in surfaces]
+        out = []
+        for tokens in surfaces:
             # Each repeat of a query term would add its score again; collapsing repeats is the
             # classic BM25 query model and measured better on the Polish exams. (dict.fromkeys
             # keeps first occurrences in order; the None key collects unknown terms.)
-            ids = dict.fromkeys(map(vocab.get, tokens))
+            ids = dict.fromkeys(map(get, tokens))
             ids.pop(None, None)
-            return list(ids)
-        return [i for i in map(vocab.get, tokens) if i is not None]
+            out.append(list(ids))
+        return out
+
+    def _known_term(self, term: str) -> int | None:
+        return self.vocab.get(term) if term else None  # "" is bm25s's empty token, no query term
+
+    def _term_ids(self) -> _TermIds:
+        """Surface token -> term id, for this analyzer and vocabulary (rebuilt if either changes)."""
+        ids = self._ids
+        if ids is None or ids.vocab is not self.vocab or ids.analyzer is not self.analyzer:
+            ids = self._ids = _TermIds(self.analyzer, self.vocab)
+        return ids
 
     def search_many(
         self, queries: Sequence[Query], k: int = 100, progress: Callable[[int], None] | None = None
     ) -> Run:
         run: Run = {}
         batch = 256
-        query_ids = self.query_ids
         for start in range(0, len(queries), batch):
             chunk = queries[start:start + batch]
-            results = self._retrieve([query_ids(q.text) for q in chunk], k)
+            results = self._retrieve(self.queries_ids([q.text for q in chunk]), k)
             for query, (docs, scores) in zip(chunk, results, strict=True):
                 run[query.id] = dict(zip(docs, scores, strict=True))
             if progress:
@@ -226,6 +248,26 @@ class BM25Retriever(Retriever):
         retriever.doc_ids = meta["doc_ids"]
         retriever.fingerprint = meta["fingerprint"]
         return retriever
+
+
+class _TermIds(dict):
+    """Surface token -> term id, or None for a stopword or a term the index lacks: the analysis
+    of a query token after folding (stopword test, stem or lemma) and the vocabulary look-up,
+    done once per distinct token. Cleared when it grows past ``limit`` (a service meets new
+    words for ever)."""
+
+    __slots__ = ("analyzer", "limit", "vocab")
+
+    def __init__(self, analyzer: Analyzer, vocab: dict[str, int], limit: int = 1 << 20) -> None:
+        super().__init__()
+        self.analyzer, self.vocab, self.limit = analyzer, vocab, limit
+
+    def __missing__(self, token: str) -> int | None:
+        if len(self) >= self.limit:
+            self.clear()
+        term = self.analyzer.term(token)
+        found = self[token] = self.vocab.get(term) if term else None
+        return found
 
 
 _KERNEL_CACHED = False

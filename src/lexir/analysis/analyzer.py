@@ -39,9 +39,9 @@ _HYPHEN_HINT = re.compile(r"-\s*\n")
 _TOKEN = re.compile(r"[^\W_]+")
 _WORD = re.compile(r"\w+")  # the same tokens as _TOKEN in a text without "_", and a little faster
 _NORMALIZE = unicodedata.normalize
-# Joins the texts of a batch (Analyzer.surface_many): one token of ASCII letters, which no
-# normalisation, case fold or accent stripping changes, between spaces.
-_SENTINEL = "qxzlexirsentinelqxz"
+# Joins the texts of a batch (Analyzer.surface_joined, pieces_joined): one token of ASCII
+# letters, which no normalisation, case fold or accent stripping changes, between spaces.
+SENTINEL = _SENTINEL = "qxzlexirsentinelqxz"
 _SEPARATOR = f" {_SENTINEL} "
 
 
@@ -178,29 +178,69 @@ class Analyzer:
         return self._surface_folded(self._fold_surface(text))
 
     def surface_many(self, texts: list[str]) -> list[list[str]]:
-        """``[surface(t) for t in texts]``, with one normalisation, case fold and tokenisation of
-        all texts joined: each step is a C call whose fixed cost, paid once per query, is as large
-        as its work on a short query. The texts are joined by a sentinel token, unchanged by
-        every step; should any text hold it (checked after folding), each text is done alone."""
-        if len(texts) < 2 or len(_SENTINEL) < self.config.min_length:
-            return [self.surface(t) for t in texts]
+        """``[surface(t) for t in texts]``, all texts analysed at once (see :meth:`surface_joined`)."""
+        tokens, seps = self.surface_joined(texts)
+        starts, ends = [0, *(i + 1 for i in seps)], [*seps, len(tokens)]
+        return [tokens[a:b] for a, b in zip(starts, ends, strict=True)]
+
+    def surface_joined(self, texts: list[str]) -> tuple[list[str], list[int]]:
+        """The surface tokens of all ``texts`` in one list, one separator token between the tokens
+        of consecutive texts, and the separators' positions: what :meth:`surface` gives each
+        text, in one normalisation, case fold and tokenisation of the texts joined. Each of those
+        is a C call whose fixed cost, paid once per query, is as large as its work on a short
+        query. The texts are joined by a sentinel token that no step changes; should a text hold
+        it (checked after folding), each text is analysed alone."""
+        if not texts:
+            return [], []
+        if len(texts) > 1 and len(_SENTINEL) >= self.config.min_length:
+            joined = _SEPARATOR.join(texts)
+            if _HYPHEN_HINT.search(joined) is not None:
+                # The repair cannot cross a separator (it holds no newline); each text is
+                # repaired alone all the same, exactly as surface() does.
+                joined = _SEPARATOR.join(_HYPHEN_BREAK.sub(r"\1\2", t) if _HYPHEN_HINT.search(t) else t
+                                         for t in texts)
+            folded = self._fold_surface(joined)
+            if folded.count(_SENTINEL) == len(texts) - 1:
+                tokens = self._surface_folded(folded)
+                seps, at, find = [], -1, tokens.index
+                for _ in range(len(texts) - 1):
+                    at = find(_SENTINEL, at + 1)
+                    seps.append(at)
+                return tokens, seps
+        tokens, seps = [], []
+        for i, text in enumerate(texts):
+            if i:
+                seps.append(len(tokens))
+                tokens.append(_SENTINEL)
+            tokens.extend(self.surface(text))
+        return tokens, seps
+
+    def pieces_joined(self, texts: list[str]) -> list[str] | None:
+        """The folded text of all ``texts``, split at whitespace, with :data:`SENTINEL` as the
+        piece between texts; None when a text holds the sentinel (then see :meth:`pieces`). No
+        token spans whitespace, so the surface tokens of a text are those of its pieces in
+        order (:meth:`piece_tokens`); a searcher can keep what each distinct piece stands for,
+        and a piece repeats more than a token does not: ``str.split`` is much cheaper than the
+        tokeniser's regular expression."""
         joined = _SEPARATOR.join(texts)
-        if _HYPHEN_HINT.search(joined) is not None:
-            # The repair never crosses a separator (no newline in it), but it is applied to each
-            # text alone all the same, exactly as surface() does.
+        if _HYPHEN_HINT.search(joined) is not None:  # each text repaired alone, as surface() does
             joined = _SEPARATOR.join(_HYPHEN_BREAK.sub(r"\1\2", t) if _HYPHEN_HINT.search(t) else t
                                      for t in texts)
         folded = self._fold_surface(joined)
         if folded.count(_SENTINEL) != len(texts) - 1:
-            return [self.surface(t) for t in texts]
-        found = self._surface_folded(folded)
-        out, start, find = [], 0, found.index
-        for _ in range(len(texts) - 1):
-            end = find(_SENTINEL, start)
-            out.append(found[start:end])
-            start = end + 1
-        out.append(found[start:])
-        return out
+            return None
+        return folded.split()
+
+    def pieces(self, text: str) -> list[str]:
+        """:meth:`pieces_joined` of one text."""
+        if _HYPHEN_HINT.search(text) is not None:
+            text = _HYPHEN_BREAK.sub(r"\1\2", text)
+        return self._fold_surface(text).split()
+
+    def piece_tokens(self, piece: str) -> list[str]:
+        """The surface tokens in a piece of folded text (see :meth:`pieces_joined`)."""
+        # _TOKEN in every piece: where the whole text has no "_", it finds what _WORD finds.
+        return self._surface_folded(piece, _TOKEN)
 
     def term(self, token: str) -> str:
         """The index term of a surface token; "" for a stopword."""
@@ -218,8 +258,8 @@ class Analyzer:
             text = _strip_accents(text).replace("ς", "σ")
         return text
 
-    def _surface_folded(self, text: str) -> list[str]:
-        found = (_TOKEN if "_" in text else _WORD).findall(text)
+    def _surface_folded(self, text: str, pattern: re.Pattern | None = None) -> list[str]:
+        found = (pattern or (_TOKEN if "_" in text else _WORD)).findall(text)
         min_len = self.config.min_length
         if min_len > 1:
             found = [t for t in found if len(t) >= min_len]

@@ -182,11 +182,17 @@ def test_batch_query_analysis_equals_one_query_at_a_time(data_dir, language, mod
                            f"x {_SENTINEL.upper()} y"] + texts[300:]
     analyzer = Analyzer.create(language, mode)
     reference = Analyzer.create(language, mode)  # its own form cache: nothing shared
-    batch = analyzer.surface_many(texts)
-    assert batch == [analyzer.surface(t) for t in texts]
-    assert [[t for t in map(analyzer.term, s) if t] for s in batch] == [[t for t in reference(x) if t] for x in texts]
-    without_sentinel = [t for t in texts if _SENTINEL not in t.casefold()]
-    assert analyzer.surface_many(without_sentinel) == [analyzer.surface(t) for t in without_sentinel]
+    # A text's tokens are those of its whitespace pieces, and its terms follow from its tokens.
+    for text in texts:
+        assert [t for p in analyzer.pieces(text) for t in analyzer.piece_tokens(p)] == analyzer.surface(text)
+        assert [analyzer.term(t) for t in analyzer.surface(text) if analyzer.term(t)] == [t for t in reference(text) if t]
+    # The batch's pieces are each text's, with the sentinel between them; a text holding the
+    # sentinel makes the batch go text by text.
+    assert analyzer.pieces_joined(texts) is None
+    plain = [t for t in texts if _SENTINEL not in t.casefold()]
+    joined = analyzer.pieces_joined(plain)
+    expected_pieces = [p for i, t in enumerate(plain) for p in ([_SENTINEL] if i else []) + analyzer.pieces(t)]
+    assert joined == expected_pieces
 
     docs = Corpus("half", [Document(f"x::{i}", t) for i, t in enumerate(texts[::2])], language=language)
     retriever = BM25Retriever(analyzer).index(docs)
@@ -198,6 +204,7 @@ def test_batch_query_analysis_equals_one_query_at_a_time(data_dir, language, mod
         return list(ids)
 
     expected = [alone(t) for t in texts]
-    assert retriever.queries_ids(texts) == expected
+    assert retriever.queries_ids(texts) == expected  # text by text (the sentinel is among them)
+    assert retriever.queries_ids(plain) == [alone(t) for t in plain]  # one batch
     assert [retriever.query_ids(t) for t in texts] == expected
     assert sum(map(len, expected)) > 5 * len(texts) // 2  # real texts: most find known terms

@@ -39,8 +39,8 @@ _HYPHEN_HINT = re.compile(r"-\s*\n")
 _TOKEN = re.compile(r"[^\W_]+")
 _WORD = re.compile(r"\w+")  # the same tokens as _TOKEN in a text without "_", and a little faster
 _NORMALIZE = unicodedata.normalize
-# Joins the texts of a batch (Analyzer.surface_joined, pieces_joined): one token of ASCII
-# letters, which no normalisation, case fold or accent stripping changes, between spaces.
+# Joins the texts of a batch (Analyzer.pieces_joined): one token of ASCII letters, which no
+# normalisation, case fold or accent stripping changes, between spaces.
 SENTINEL = _SENTINEL = "qxzlexirsentinelqxz"
 _SEPARATOR = f" {_SENTINEL} "
 
@@ -154,9 +154,7 @@ class Analyzer:
         """Index terms of ``text`` in order, repeats kept (BM25 needs term frequencies)."""
         # This runs once per document, so it is written for speed: the per-token work
         # (stopwords, term forms) is done by C iterators (filterfalse, map), not Python loops.
-        if _HYPHEN_HINT.search(text) is not None:
-            text = _HYPHEN_BREAK.sub(r"\1\2", text)
-        found = self._surface_folded(self._fold_surface(text))
+        found = self.surface(text)
         if self._lemma_first:
             forms = list(map(self._forms.__getitem__, found))  # lemmatised as written, folded afterwards
             return [f for f in forms if f] if "" in forms else forms
@@ -176,44 +174,6 @@ class Analyzer:
         if _HYPHEN_HINT.search(text) is not None:
             text = _HYPHEN_BREAK.sub(r"\1\2", text)
         return self._surface_folded(self._fold_surface(text))
-
-    def surface_many(self, texts: list[str]) -> list[list[str]]:
-        """``[surface(t) for t in texts]``, all texts analysed at once (see :meth:`surface_joined`)."""
-        tokens, seps = self.surface_joined(texts)
-        starts, ends = [0, *(i + 1 for i in seps)], [*seps, len(tokens)]
-        return [tokens[a:b] for a, b in zip(starts, ends, strict=True)]
-
-    def surface_joined(self, texts: list[str]) -> tuple[list[str], list[int]]:
-        """The surface tokens of all ``texts`` in one list, one separator token between the tokens
-        of consecutive texts, and the separators' positions: what :meth:`surface` gives each
-        text, in one normalisation, case fold and tokenisation of the texts joined. Each of those
-        is a C call whose fixed cost, paid once per query, is as large as its work on a short
-        query. The texts are joined by a sentinel token that no step changes; should a text hold
-        it (checked after folding), each text is analysed alone."""
-        if not texts:
-            return [], []
-        if len(texts) > 1 and len(_SENTINEL) >= self.config.min_length:
-            joined = _SEPARATOR.join(texts)
-            if _HYPHEN_HINT.search(joined) is not None:
-                # The repair cannot cross a separator (it holds no newline); each text is
-                # repaired alone all the same, exactly as surface() does.
-                joined = _SEPARATOR.join(_HYPHEN_BREAK.sub(r"\1\2", t) if _HYPHEN_HINT.search(t) else t
-                                         for t in texts)
-            folded = self._fold_surface(joined)
-            if folded.count(_SENTINEL) == len(texts) - 1:
-                tokens = self._surface_folded(folded)
-                seps, at, find = [], -1, tokens.index
-                for _ in range(len(texts) - 1):
-                    at = find(_SENTINEL, at + 1)
-                    seps.append(at)
-                return tokens, seps
-        tokens, seps = [], []
-        for i, text in enumerate(texts):
-            if i:
-                seps.append(len(tokens))
-                tokens.append(_SENTINEL)
-            tokens.extend(self.surface(text))
-        return tokens, seps
 
     def pieces_joined(self, texts: list[str]) -> list[str] | None:
         """The folded text of all ``texts``, split at whitespace, with :data:`SENTINEL` as the

@@ -10,7 +10,9 @@ Measures, in one process (numbers from harness.py):
 * queries/s: ``search_many`` of short queries (the titles of articles, 1-6 words, drawn with a
   fixed seed), k=10 and k=100;
 * the saved index: save time, size, load time memory-mapped, and queries/s from the loaded index
-  (the same run as the fresh index, checked).
+  (the same run as the fresh index, checked): the BM25 part alone, then the whole bm25-chunks
+  index through the index cache, as ``lexir serve`` loads it (``build_retriever`` finding the
+  cached folder: BM25 memory-mapped, chunk texts packed, the unit table left to first use).
 
     python benchmarks/bench_units.py                  # about a minute on an idle 2-core machine
     python benchmarks/bench_units.py --level nr --queries 500 --output /tmp/units.json
@@ -40,6 +42,43 @@ def short_queries(corpus, n: int, seed: int) -> list:
                      and "weggefallen" not in d.title})
     picked = random.Random(seed).sample(titles, min(n, len(titles)))
     return [Query(f"t{i:05d}", t) for i, t in enumerate(picked)]
+
+
+def service_load(corpus, retriever, level: str, queries: list, expected: dict, cache: Path) -> dict:
+    """Save the built index as the index cache entry the service looks for, then time the
+    service's own call, ``build_retriever(corpus, "bm25-chunks", {"level": ...})``, loading it."""
+    import os
+
+    from lexir.retrieval.base import get_system
+    from lexir.retrieval.build import build_retriever, cache_index, index_folder
+    from lexir.retrieval.structured import PackedTexts
+
+    os.environ["LEXIR_CACHE"] = str(cache)
+    params = {"level": level}
+    save = Clock()
+    save(lambda: cache_index(retriever, index_folder("bm25-chunks", get_system("bm25-chunks").resolve(params),
+                                                     corpus)))
+    size = sum(f.stat().st_size for f in cache.rglob("*") if f.is_file())
+    rss_before = status_kib("VmRSS") or 0
+    load = Clock()
+    loaded = load(lambda: build_retriever(corpus, "bm25-chunks", params))
+    rss_loaded = status_kib("VmRSS") or 0
+    if not isinstance(loaded.chunk_text, PackedTexts):
+        raise RuntimeError("the service path rebuilt the index instead of loading it")
+    loaded.search_many(queries[:5], k=10)
+    search = Clock()
+    again = search(lambda: loaded.search_many(queries, k=10))
+    rss_searched = status_kib("VmRSS") or 0
+    row = {"save_s": save.wall[0], "size_mib": size / 2**20, "load_s": load.wall[0], "load_cpu_s": load.cpu[0],
+           "load_rss_rise_mib": (rss_loaded - rss_before) / 1024,
+           "rss_rise_after_search_mib": (rss_searched - rss_before) / 1024,
+           "queries_per_s": len(queries) / search.wall[0], "same_run": again == expected}
+    print(f"service path (index cache, as lexir serve): {row['size_mib']:,.0f} MiB saved in {row['save_s']:.1f} s; "
+          f"build_retriever loaded it in {row['load_s']:.2f} s ({row['load_cpu_s']:.2f} s CPU), RSS "
+          f"+{row['load_rss_rise_mib']:,.0f} MiB (+{row['rss_rise_after_search_mib']:,.0f} MiB after "
+          f"{len(queries):,} queries); {row['queries_per_s']:,.0f} queries/s, same run: {row['same_run']}",
+          flush=True)
+    return row
 
 
 def main(argv=None) -> dict:
@@ -102,6 +141,7 @@ def main(argv=None) -> dict:
         print(f"saved index: {size / 2**20:,.0f} MiB written in {save.wall[0]:.1f} s; loaded memory-mapped in "
               f"{load.wall[0]:.2f} s (RSS +{(rss_after - rss_before) / 1024:,.0f} MiB); "
               f"{len(queries) / search.wall[0]:,.0f} queries/s, same run: {again == runs[10]}", flush=True)
+        out["service_load"] = service_load(corpus, retriever, args.level, queries, runs[10], folder / "cache")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

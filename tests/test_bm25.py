@@ -150,3 +150,61 @@ def test_direct_kernel_equals_bm25s_retrieve(demo_bench, monkeypatch, tmp_path, 
     reference = retriever.search_many(queries, k=50)
     assert direct == reference and direct_loaded == reference
     assert sum(len(hits) for hits in reference.values()) > 10 * len(queries)
+
+
+def _real_texts(data_dir, language: str) -> list[str]:
+    """Real query-like texts: pl-exams questions (question + options), the provisions of a Greek
+    law (OCR text: hyphenated line breaks, accents, final sigma), paragraphs of German decisions."""
+    import json
+
+    from lexir.datasets import registry
+
+    if language == "pl":
+        return [q.text for q in registry.load("pl-exams", data_dir).queries.queries]
+    if language == "el":
+        law = json.loads((data_dir / "el" / "law-2472-1997.json").read_text(encoding="utf-8"))
+        return [p["content"] for p in law["provisions"]]
+    lines = (data_dir / "de" / "refex" / "documents.jsonl").read_text(encoding="utf-8").splitlines()
+    return [p for line in lines for p in json.loads(line)["text"].split("\n") if p.strip()][:1500]
+
+
+@pytest.mark.parametrize("language", ["pl", "el", "de"])
+@pytest.mark.parametrize("mode", ["raw", "stem", "lemma"])
+def test_batch_query_analysis_equals_one_query_at_a_time(data_dir, language, mode):
+    """search_many analyses a batch of queries as one joined text; every query must get exactly
+    the terms and ids it gets alone (and that the analyzer gives it), whatever the language."""
+    texts = _real_texts(data_dir, language)
+    # Edge cases among them: empty, stopwords only, a word split over a line break, "_" (another
+    # tokeniser), the batch's sentinel itself (the batch is then analysed text by text).
+    from lexir.analysis.analyzer import _SENTINEL
+
+    texts = texts[:300] + ["", "i w z" if language == "pl" else "und der", "Schadens-\nersatz foo_bar",
+                           f"x {_SENTINEL.upper()} y"] + texts[300:]
+    analyzer = Analyzer.create(language, mode)
+    reference = Analyzer.create(language, mode)  # its own form cache: nothing shared
+    # A text's tokens are those of its whitespace pieces, and its terms follow from its tokens.
+    for text in texts:
+        assert [t for p in analyzer.pieces(text) for t in analyzer.piece_tokens(p)] == analyzer.surface(text)
+        assert [analyzer.term(t) for t in analyzer.surface(text) if analyzer.term(t)] == [t for t in reference(text) if t]
+    # The batch's pieces are each text's, with the sentinel between them; a text holding the
+    # sentinel makes the batch go text by text.
+    assert analyzer.pieces_joined(texts) is None
+    plain = [t for t in texts if _SENTINEL not in t.casefold()]
+    joined = analyzer.pieces_joined(plain)
+    expected_pieces = [p for i, t in enumerate(plain) for p in ([_SENTINEL] if i else []) + analyzer.pieces(t)]
+    assert joined == expected_pieces
+
+    docs = Corpus("half", [Document(f"x::{i}", t) for i, t in enumerate(texts[::2])], language=language)
+    retriever = BM25Retriever(analyzer).index(docs)
+    vocab = retriever.vocab
+
+    def alone(text):  # the query model as defined: known terms of the analyzer's output, repeats once
+        ids = dict.fromkeys(vocab.get(t) for t in reference(text) if t)
+        ids.pop(None, None)
+        return list(ids)
+
+    expected = [alone(t) for t in texts]
+    assert retriever.queries_ids(texts) == expected  # text by text (the sentinel is among them)
+    assert retriever.queries_ids(plain) == [alone(t) for t in plain]  # one batch
+    assert [retriever.query_ids(t) for t in texts] == expected
+    assert sum(map(len, expected)) > 5 * len(texts) // 2  # real texts: most find known terms

@@ -13,7 +13,7 @@ from lexir.retrieval.base import _SYSTEMS
 from lexir.retrieval.structured import Hit, build_chunk_retriever  # registers bm25-chunks
 from lexir.structure.chunking import LEVELS, chunk_act, chunk_corpus, unit_of_chunk
 from lexir.structure.graph import build_graph
-from lexir.types import Act, Corpus, Provision
+from lexir.types import Act, Corpus, Document, Provision
 
 MARKER = re.compile(r"^\(\d+[a-z]?\)$")
 
@@ -157,3 +157,77 @@ def test_batched_search_equals_one_query_at_a_time(satz_retriever):
             assert expanded[q.id] == {h.id: h.score for h in satz_retriever.hits(q.text, 5)}
     finally:
         satz_retriever.expand = "none"
+
+
+def test_saved_chunk_index_loads_memory_mapped_with_identical_results(laws, tmp_path):
+    """bm25-chunks saves its BM25 part (loaded memory-mapped), its chunk texts packed and its
+    partial chunks; the unit table and graph come from the corpus. A loaded index answers,
+    expands and gives texts exactly as the fresh one; one from another corpus is refused."""
+    from lexir.retrieval.build import load_index, save_index
+    from lexir.retrieval.structured import ChunkRetriever, PackedTexts
+    from lexir.types import Query
+
+    small = corpus_of(laws["BGB"])
+    fresh = build_chunk_retriever(small, "lit", expand="both")
+    save_index(fresh, tmp_path / "idx", "bm25-chunks")
+    loaded = load_index(tmp_path / "idx", small)
+    assert isinstance(loaded, ChunkRetriever) and isinstance(loaded.chunk_text, PackedTexts)
+    assert type(loaded.bm25._bm25.scores["data"]).__name__ == "memmap"
+    assert loaded.partial == fresh.partial and len(fresh.partial) > 10
+    titles = sorted({a.title for a in small.acts["BGB"].articles if a.title})[::40]
+    queries = [Query(f"q{i}", t) for i, t in enumerate([QUERY, *titles])]
+    assert len(queries) > 20
+    assert loaded.search_many(queries, 20) == fresh.search_many(queries, 20)
+    for q in queries[:8]:
+        hits = fresh.hits(q.text, 10)
+        assert loaded.hits(q.text, 10) == hits and any(h.expanded for h in hits)
+        assert [loaded.text_of(h.id) for h in hits] == [fresh.text_of(h.id) for h in hits]
+    # Every chunk's text comes back from the packed file exactly.
+    assert all(loaded.chunk_text[i] == fresh.chunk_text[i] for i in fresh.bm25.doc_ids)
+    # Saved again from a loaded index: the same files.
+    save_index(loaded, tmp_path / "again", "bm25-chunks")
+    assert (tmp_path / "again" / "texts.bin").read_bytes() == (tmp_path / "idx" / "texts.bin").read_bytes()
+
+    other = corpus_of(laws["BGB"], laws["GG"])
+    with pytest.raises(ValueError, match="different corpus"):
+        load_index(tmp_path / "idx", other)
+    # Without a corpus, a corpus that is not registered cannot give the unit texts: said clearly.
+    alone = load_index(tmp_path / "idx")
+    assert alone.hits(QUERY, 5, "none") == fresh.hits(QUERY, 5, "none")
+    with pytest.raises(ValueError, match="needs the corpus it was built from"):
+        alone.text_of("BGB::823")
+
+
+def test_index_cache_loads_chunk_index_only_for_its_corpus(laws):
+    """What ``lexir serve`` does: build_retriever loads a cached bm25-chunks index (memory-mapped)
+    instead of rebuilding; a corpus with other text (another fingerprint) never gets it."""
+    from lexir.retrieval.build import build_retriever
+    from lexir.retrieval.structured import PackedTexts
+    from lexir.service.state import ServiceState, Settings
+
+    small = corpus_of(laws["BGB"])
+    first = build_retriever(small, "bm25-chunks(level=abs)")
+    again = build_retriever(small, "bm25-chunks(level=abs)")
+    assert not isinstance(first.chunk_text, PackedTexts) and isinstance(again.chunk_text, PackedTexts)
+    assert type(again.bm25._bm25.scores["data"]).__name__ == "memmap"
+    assert again.search(QUERY, 10) == first.search(QUERY, 10)
+    assert again.units["BGB::823"].text == article(laws, "BGB", "823").text
+    other = corpus_of(laws["BGB"], laws["GG"])
+    stale = build_retriever(other, "bm25-chunks(level=abs)")
+    assert not isinstance(stale.chunk_text, PackedTexts) and stale.fingerprint == other.fingerprint
+    # The service's path: a served system is taken from the cache.
+    state = ServiceState(Settings(systems=("bm25-chunks(level=abs)",)))
+    served = state.retriever(_served(state, small), None, {})
+    assert isinstance(served.chunk_text, PackedTexts) and served.search(QUERY, 10) == first.search(QUERY, 10)
+
+
+def _served(state, corpus):
+    from lexir.service.state import LoadedCorpus
+
+    return LoadedCorpus(corpus.name, corpus, {})
+
+
+def corpus_of(*acts: Act) -> Corpus:
+    """A corpus as the registry makes one: the acts' articles as documents (its fingerprint is theirs)."""
+    return Corpus("de-small", [Document(a.id, a.text, a.title) for act in acts for a in act.articles],
+                  language="de", acts=list(acts))

@@ -6,7 +6,8 @@ import pytest
 from lexir.analysis import Analyzer, AnalyzerConfig
 from lexir.datasets.history import load_german_history
 from lexir.retrieval.bm25 import BM25Retriever
-from lexir.retrieval.incremental import IncrementalBM25, load_index
+from lexir.retrieval.build import load_index
+from lexir.retrieval.incremental import IncrementalBM25
 from lexir.types import Corpus, Document
 
 # A few laws with amendments on many dates (StGB, GG, UrhG, SGB II, KSchG): fast to parse.

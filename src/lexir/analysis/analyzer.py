@@ -39,6 +39,10 @@ _HYPHEN_HINT = re.compile(r"-\s*\n")
 _TOKEN = re.compile(r"[^\W_]+")
 _WORD = re.compile(r"\w+")  # the same tokens as _TOKEN in a text without "_", and a little faster
 _NORMALIZE = unicodedata.normalize
+# Joins the texts of a batch (Analyzer.pieces_joined): one token of ASCII letters, which no
+# normalisation, case fold or accent stripping changes, between spaces.
+SENTINEL = _SENTINEL = "qxzlexirsentinelqxz"
+_SEPARATOR = f" {_SENTINEL} "
 
 
 @cache
@@ -148,35 +152,78 @@ class Analyzer:
 
     def tokens(self, text: str) -> list[str]:
         """Index terms of ``text`` in order, repeats kept (BM25 needs term frequencies)."""
-        # This runs once per document and per query, so it is written for speed: the steps of
-        # normalise() inline, and the per-token work (stopwords, term forms) done by C
-        # iterators (filterfalse, map) instead of Python loops.
-        if _HYPHEN_HINT.search(text) is not None:
-            text = _HYPHEN_BREAK.sub(r"\1\2", text)
+        # This runs once per document, so it is written for speed: the per-token work
+        # (stopwords, term forms) is done by C iterators (filterfalse, map), not Python loops.
+        found = self.surface(text)
         if self._lemma_first:
-            return self._lemma_tokens(text)
-        text = _NORMALIZE("NFKC", text).casefold()
-        if self.language == "el":
-            text = _strip_accents(text).replace("ς", "σ")
-        found = (_TOKEN if "_" in text else _WORD).findall(text)
-        min_len = self.config.min_length
-        if min_len > 1:  # every token of _TOKEN has at least one character
-            found = [t for t in found if len(t) >= min_len]
+            forms = list(map(self._forms.__getitem__, found))  # lemmatised as written, folded afterwards
+            return [f for f in forms if f] if "" in forms else forms
         if self._stop:
             found = list(filterfalse(self._stop.__contains__, found))
         if self._transform is None:
             return found
         return list(map(self._forms.__getitem__, found))
 
-    def _lemma_tokens(self, text: str) -> list[str]:
-        """``tokens`` for the lemma mode: lemmatised as written, folded afterwards."""
-        text = _NORMALIZE("NFKC", text).lower()  # lower(), not casefold(): keeps ß and final ς
-        found = (_TOKEN if "_" in text else _WORD).findall(text)
+    # -- queries: surface tokens, then terms ---------------------------------------------------
+
+    def surface(self, text: str) -> list[str]:
+        """The tokens of ``text`` as they are looked up, before stopwords and term forms: folded
+        (lemma mode: only lower-cased, see the module docstring). The non-empty ``term(t)`` of
+        these are ``tokens(text)`` less its empty terms (what a query searches for). A searcher
+        can keep what each distinct surface token stands for, and skip the work on repeats."""
+        if _HYPHEN_HINT.search(text) is not None:
+            text = _HYPHEN_BREAK.sub(r"\1\2", text)
+        return self._surface_folded(self._fold_surface(text))
+
+    def pieces_joined(self, texts: list[str]) -> list[str] | None:
+        """The folded text of all ``texts``, split at whitespace, with :data:`SENTINEL` as the
+        piece between texts; None when a text holds the sentinel (then see :meth:`pieces`). No
+        token spans whitespace, so the surface tokens of a text are those of its pieces in
+        order (:meth:`piece_tokens`); a searcher can keep what each distinct piece stands for,
+        and a piece repeats more than a token does not: ``str.split`` is much cheaper than the
+        tokeniser's regular expression."""
+        joined = _SEPARATOR.join(texts)
+        if _HYPHEN_HINT.search(joined) is not None:  # each text repaired alone, as surface() does
+            joined = _SEPARATOR.join(_HYPHEN_BREAK.sub(r"\1\2", t) if _HYPHEN_HINT.search(t) else t
+                                     for t in texts)
+        folded = self._fold_surface(joined)
+        if folded.count(_SENTINEL) != len(texts) - 1:
+            return None
+        return folded.split()
+
+    def pieces(self, text: str) -> list[str]:
+        """:meth:`pieces_joined` of one text."""
+        if _HYPHEN_HINT.search(text) is not None:
+            text = _HYPHEN_BREAK.sub(r"\1\2", text)
+        return self._fold_surface(text).split()
+
+    def piece_tokens(self, piece: str) -> list[str]:
+        """The surface tokens in a piece of folded text (see :meth:`pieces_joined`)."""
+        # _TOKEN in every piece: where the whole text has no "_", it finds what _WORD finds.
+        return self._surface_folded(piece, _TOKEN)
+
+    def term(self, token: str) -> str:
+        """The index term of a surface token; "" for a stopword."""
+        if self._lemma_first:
+            return self._forms[token]
+        if token in self._stop:
+            return ""
+        return self._forms[token] if self._transform is not None else token
+
+    def _fold_surface(self, text: str) -> str:
+        if self._lemma_first:
+            return _NORMALIZE("NFKC", text).lower()  # lower(), not casefold(): keeps ß and final ς
+        text = _NORMALIZE("NFKC", text).casefold()
+        if self.language == "el":
+            text = _strip_accents(text).replace("ς", "σ")
+        return text
+
+    def _surface_folded(self, text: str, pattern: re.Pattern | None = None) -> list[str]:
+        found = (pattern or (_TOKEN if "_" in text else _WORD)).findall(text)
         min_len = self.config.min_length
         if min_len > 1:
             found = [t for t in found if len(t) >= min_len]
-        forms = list(map(self._forms.__getitem__, found))
-        return [f for f in forms if f] if "" in forms else forms
+        return found
 
     __call__ = tokens
 

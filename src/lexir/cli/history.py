@@ -125,7 +125,8 @@ def index_update(
 ):
     """Move a saved index to another date, applying only the provisions that changed."""
     from lexir.datasets.generic import load_corpus, with_as_of
-    from lexir.retrieval.incremental import IncrementalBM25, load_index
+    from lexir.retrieval.build import load_index
+    from lexir.retrieval.incremental import IncrementalBM25
 
     index = load_index(folder)
     if not isinstance(index, IncrementalBM25):

@@ -19,6 +19,7 @@ import bm25s
 import numpy as np
 
 from lexir.analysis import MODES, Analyzer, AnalyzerConfig
+from lexir.analysis.analyzer import SENTINEL
 from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.params import Param
@@ -58,6 +59,7 @@ class BM25Retriever(Retriever):
         self.fingerprint = ""
         self._bm25: bm25s.BM25 | None = None
         self._names: tuple[list[str], np.ndarray] | None = None  # doc_ids as an array, see _doc_names()
+        self._ids: _PieceIds | None = None  # see _piece_ids()
 
     # -- building ---------------------------------------------------------------------------
 
@@ -114,28 +116,85 @@ class BM25Retriever(Retriever):
     # -- searching --------------------------------------------------------------------------
 
     def query_ids(self, text: str) -> list[int]:
-        vocab = self.vocab
-        tokens = self.analyzer(text)
-        if "" in tokens:
-            tokens = [t for t in tokens if t]
-        if self.dedupe_query:
-            # Each repeat of a query term would add its score again; collapsing repeats is the
-            # classic BM25 query model and measured better on the Polish exams. (dict.fromkeys
-            # keeps first occurrences in order; the None key collects unknown terms.)
-            ids = dict.fromkeys(map(vocab.get, tokens))
-            ids.pop(None, None)
-            return list(ids)
-        return [i for i in map(vocab.get, tokens) if i is not None]
+        """The term ids of a query (known terms only; repeats collapsed unless ``dedupe_query``
+        is off)."""
+        return self.queries_ids([text])[0]
+
+    def queries_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """``[query_ids(t) for t in texts]``, the texts analysed together (:meth:`_batch_ids`)."""
+        flat, pointers = self._batch_ids(texts)
+        ids, ends = flat.tolist(), pointers.tolist()
+        return [ids[a:b] for a, b in zip(ends, ends[1:], strict=False)]
+
+    def _batch_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The term ids of every query in one array, and where each query's ids start and end
+        (``pointers``: query ``i`` is ``flat[pointers[i]:pointers[i + 1]]``).
+
+        The texts are folded together and split at whitespace (:meth:`Analyzer.pieces_joined`);
+        each distinct piece is tokenised, analysed and looked up once (:class:`_PieceIds`); then
+        whole arrays: unknown terms and stopwords out, repeats within a query collapsed to their
+        first occurrence
+        (``dedupe_query``: each repeat of a term would add its score again; collapsing them is
+        the classic BM25 query model and measured better on the Polish exams)."""
+        n = len(texts)
+        analyzer = self.analyzer
+        if not n:
+            return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
+        if type(analyzer) is Analyzer:
+            piece_ids = self._piece_ids()
+            pieces = analyzer.pieces_joined(list(texts))
+            if pieces is not None and n == 1:  # one query (a service's): fewer steps than arrays
+                known = [i for i in chain.from_iterable(map(piece_ids.__getitem__, pieces)) if i >= 0]
+                if self.dedupe_query:
+                    known = list(dict.fromkeys(known))
+                return np.array(known, dtype=np.int64), np.array([0, len(known)], dtype=np.int64)
+            if pieces is not None:
+                ids = np.fromiter(chain.from_iterable(map(piece_ids.__getitem__, pieces)), dtype=np.int64)
+            else:  # a text holds the sentinel, which is then a word of that text: text by text
+                flat = array("q")
+                for i, text in enumerate(texts):
+                    if i:
+                        flat.append(_SEPARATOR)
+                    flat.extend(chain.from_iterable(map(piece_ids.exact, analyzer.pieces(text))))
+                ids = np.frombuffer(flat, dtype=np.int64)
+        else:  # another analyzer (bigrams): its terms, looked up as they are
+            vocab, flat = self.vocab, array("q")
+            for i, text in enumerate(texts):
+                if i:
+                    flat.append(_SEPARATOR)
+                flat.extend(_known_id(vocab, term) for term in analyzer(text))
+            ids = np.frombuffer(flat, dtype=np.int64)
+        query_of = np.cumsum(ids == _SEPARATOR)  # the query each id belongs to
+        known = ids >= 0
+        ids, query_of = ids[known], query_of[known]
+        if self.dedupe_query and len(ids):
+            # (query, term) pairs; np.unique's indices are of first occurrences, re-sorted into
+            # text order: the order dict.fromkeys would keep, and so the order of the score sums.
+            _, first = np.unique(query_of * (int(ids.max()) + 1) + ids, return_index=True)
+            first.sort()
+            ids, query_of = ids[first], query_of[first]
+        pointers = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(query_of, minlength=n), out=pointers[1:])
+        return ids, pointers
+
+    def _piece_ids(self) -> _PieceIds:
+        """Piece of folded text -> its term ids, for this analyzer and vocabulary (made anew if
+        either is replaced)."""
+        ids = self._ids
+        if ids is None or ids.vocab is not self.vocab or ids.analyzer is not self.analyzer:
+            ids = self._ids = _PieceIds(self.analyzer, self.vocab)
+        return ids
 
     def search_many(
         self, queries: Sequence[Query], k: int = 100, progress: Callable[[int], None] | None = None
     ) -> Run:
         run: Run = {}
-        batch = 256
-        query_ids = self.query_ids
+        # Batches of about 250,000 hits: each has a fixed cost (the kernel's call, whole-array
+        # steps), so larger is faster, while the result matrices and their Python objects stay small.
+        batch = max(256, 250_000 // max(k, 1))
         for start in range(0, len(queries), batch):
             chunk = queries[start:start + batch]
-            results = self._retrieve([query_ids(q.text) for q in chunk], k)
+            results = self._hits(*self._batch_ids([q.text for q in chunk]), k)
             for query, (docs, scores) in zip(chunk, results, strict=True):
                 run[query.id] = dict(zip(docs, scores, strict=True))
             if progress:
@@ -147,29 +206,36 @@ class BM25Retriever(Retriever):
 
     def _retrieve(self, queries: list[list[int]], k: int) -> list[tuple[list[str], list[float]]]:
         """(document ids, scores) of each query's hits, best first; documents scoring 0 left out."""
+        pointers = np.zeros(len(queries) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, queries), dtype=np.int64, count=len(queries)), out=pointers[1:])
+        flat = np.fromiter(chain.from_iterable(queries), dtype=np.int64, count=int(pointers[-1]))
+        return self._hits(flat, pointers, k)
+
+    def _hits(self, flat: np.ndarray, pointers: np.ndarray, k: int) -> list[tuple[list[str], list[float]]]:
+        """:meth:`_retrieve` for queries given as :meth:`_batch_ids` gives them."""
         if self._bm25 is None:
             raise RuntimeError("BM25 index not built: call index() or load() first")
-        out: list[tuple[list[str], list[float]]] = [([], []) for _ in queries]
-        todo = [i for i, q in enumerate(queries) if q]
-        if not todo:
-            return out
+        n = len(pointers) - 1
         k = min(k, len(self.doc_ids))
-        asked = [queries[i] for i in todo] if len(todo) < len(queries) else queries
-        docs, scores = _top_k(self._bm25, asked, k)
+        if not len(flat) or k <= 0:
+            return [([], []) for _ in range(n)]
+        docs, scores = _top_k(self._bm25, flat, pointers, k)
         # Whole result matrices convert to Python at once (document numbers to ids by indexing
-        # an object array). A document matching no query term is not a result; hits come best
-        # first, so the kept ones are a prefix of each row unless scores can be negative.
+        # an object array). A document matching no query term is not a result (a query without
+        # terms gets zeros); hits come best first, so the kept ones are a prefix of each row
+        # unless scores can be negative.
         names, values = self._doc_names()[docs].tolist(), scores.tolist()
+        if scores[:, -1].min() > 0:  # every row full: the usual case for long queries
+            return list(zip(names, values, strict=True))
         keep = scores > 0
         n_keep = keep.sum(axis=1).tolist()
-        prefix = bool((keep[:, :-1] >= keep[:, 1:]).all())
-        for row, (i, n, d, s) in enumerate(zip(todo, n_keep, names, values, strict=True)):
-            if prefix:
-                out[i] = (d[:n], s[:n]) if n < k else (d, s)
-            else:
-                mask = keep[row].tolist()
-                out[i] = ([x for x, m in zip(d, mask, strict=True) if m],
-                          [x for x, m in zip(s, mask, strict=True) if m])
+        out: list[tuple[list[str], list[float]]] = []
+        if bool((keep[:, :-1] >= keep[:, 1:]).all()):
+            for m, d, s in zip(n_keep, names, values, strict=True):
+                out.append((d[:m], s[:m]) if m < k else (d, s))
+            return out
+        for row, d, s in zip(keep.tolist(), names, values, strict=True):
+            out.append(([x for x, m in zip(d, row, strict=True) if m], [x for x, m in zip(s, row, strict=True) if m]))
         return out
 
     def _doc_names(self) -> np.ndarray:
@@ -228,6 +294,51 @@ class BM25Retriever(Retriever):
         return retriever
 
 
+class _PieceIds(dict):
+    """Piece of folded query text (:meth:`Analyzer.pieces_joined`) -> the ids of its terms, -1
+    for a stopword or a term the index lacks: tokenising a piece, the analysis of its tokens
+    (stopword test, stem or lemma) and the vocabulary look-up, done once per distinct piece.
+    The sentinel between the texts of a batch is :data:`_SEPARATOR`. Cleared when it grows past
+    ``limit`` (a service meets new words for ever)."""
+
+    __slots__ = ("analyzer", "limit", "terms", "vocab")
+
+    def __init__(self, analyzer: Analyzer, vocab: dict[str, int], limit: int = 1 << 20) -> None:
+        super().__init__()
+        self.analyzer, self.vocab, self.limit = analyzer, vocab, limit
+        self.terms: dict[str, int] = {}  # surface token -> id
+        self[SENTINEL] = (_SEPARATOR,)
+
+    def __missing__(self, piece: str) -> tuple[int, ...]:
+        if len(self) >= self.limit:
+            self.clear()
+            self.terms.clear()
+            self[SENTINEL] = (_SEPARATOR,)
+        found = self[piece] = self.exact(piece)
+        return found
+
+    def exact(self, piece: str) -> tuple[int, ...]:
+        """The ids of ``piece``'s terms, the sentinel taken as the word it then is."""
+        if piece in self and piece != SENTINEL:
+            return self[piece]
+        terms, vocab, term = self.terms, self.vocab, self.analyzer.term
+        out = []
+        for token in self.analyzer.piece_tokens(piece):
+            found = terms.get(token)
+            if found is None:
+                found = terms[token] = _known_id(vocab, term(token))
+            out.append(found)
+        return tuple(out)
+
+
+_SEPARATOR = -2  # between the ids of two queries in _batch_ids
+
+
+def _known_id(vocab: dict[str, int], term: str) -> int:
+    """A term's id, or -1 for a term the index lacks ("" is bm25s's empty token, no term)."""
+    return vocab.get(term, -1) if term else -1
+
+
 _KERNEL_CACHED = False
 
 
@@ -265,29 +376,41 @@ def _kernel():
 _DIRECT_KERNEL = True
 
 
-def _top_k(engine: bm25s.BM25, queries: list[list[int]], k: int) -> tuple[np.ndarray, np.ndarray]:
-    """(document numbers, scores) of the best ``k`` documents for each query (lists of known
-    term ids, none empty), best first.
+def _top_k(engine: bm25s.BM25, flat: np.ndarray, pointers: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(document numbers, scores) of the best ``k`` documents for each query, best first; the
+    queries are known term ids, query ``i`` being ``flat[pointers[i]:pointers[i + 1]]``.
 
     ``BM25.retrieve`` re-checks every id against the vocabulary and turns each query into an
     array of its own, in Python, before its kernel runs: as long again as the kernel on short
     queries. lexir's ids come from the index's vocabulary, so the batch goes to the kernel as
-    one flat array and the query boundaries.
+    one flat array and the query boundaries. (A query without terms scores zero everywhere.)
     """
     kernel = _kernel() if _DIRECT_KERNEL and engine.backend == "numba" else None
     if kernel is None:
-        return engine.retrieve(queries, k=k, show_progress=False, n_threads=1, return_as="tuple")
+        return _retrieve_lists(engine, flat, pointers, k)
     int_dtype = np.dtype(engine.int_dtype)
-    lengths = np.fromiter(map(len, queries), dtype=int_dtype, count=len(queries))
-    pointers = np.zeros(len(queries) + 1, dtype=int_dtype)
-    np.cumsum(lengths, out=pointers[1:])
-    flat = np.fromiter(chain.from_iterable(queries), dtype=int_dtype, count=int(pointers[-1]))
     matrix = engine.scores
     scores, docs = kernel(
-        query_tokens_ids_flat=flat, query_pointers=pointers, k=k, sorted=True, dtype=np.dtype(engine.dtype),
-        int_dtype=int_dtype, data=matrix["data"], indptr=matrix["indptr"], indices=matrix["indices"],
-        num_docs=matrix["num_docs"], nonoccurrence_array=engine.nonoccurrence_array, weight_mask=None,
+        query_tokens_ids_flat=flat.astype(int_dtype, copy=False), query_pointers=pointers.astype(int_dtype, copy=False),
+        k=k, sorted=True, dtype=np.dtype(engine.dtype), int_dtype=int_dtype, data=matrix["data"],
+        indptr=matrix["indptr"], indices=matrix["indices"], num_docs=matrix["num_docs"],
+        nonoccurrence_array=engine.nonoccurrence_array, weight_mask=None,
     )
+    return docs, scores
+
+
+def _retrieve_lists(engine: bm25s.BM25, flat: np.ndarray, pointers: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``_top_k`` through ``BM25.retrieve`` (another bm25s, or another backend); queries without
+    terms are not asked (bm25s would score them through its empty token) and get zeros."""
+    bounds = pointers.tolist()
+    queries = [flat[a:b].tolist() for a, b in zip(bounds, bounds[1:], strict=False)]
+    asked = [i for i, q in enumerate(queries) if q]
+    docs = np.zeros((len(queries), k), dtype=np.int64)
+    scores = np.zeros((len(queries), k), dtype=np.float32)
+    if asked:
+        found_docs, found_scores = engine.retrieve([queries[i] for i in asked], k=k, show_progress=False,
+                                                   n_threads=1, return_as="tuple")
+        docs[asked], scores[asked] = found_docs, found_scores
     return docs, scores
 
 

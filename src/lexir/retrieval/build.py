@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import inspect
 import json
 import shutil
 from collections.abc import Callable, Mapping
@@ -73,16 +74,24 @@ def build_retriever(
     marker = folder / CACHE_MARKER
     if marker.is_file():
         try:
-            return _load_cached(folder, read_marker(marker, "cached index", INDEX_FORMAT))
+            return _load_cached(folder, read_marker(marker, "cached index", INDEX_FORMAT)["class"], corpus)
         except (OSError, ValueError, KeyError, ImportError, AttributeError):
             shutil.rmtree(folder, ignore_errors=True)  # a damaged cache entry is rebuilt, not trusted
     retriever = definition.build(corpus, resolved, progress=progress, **context)
-    if hasattr(retriever, "save") and hasattr(type(retriever), "load"):
-        retriever.save(folder)
-        cls = type(retriever)
-        # The marker is written last: it is what makes the folder a usable cache entry.
-        write_marker(marker, {"format": INDEX_FORMAT, "class": f"{cls.__module__}:{cls.__qualname__}"})
+    cache_index(retriever, folder)
     return retriever
+
+
+def cache_index(retriever: Retriever, folder: Path) -> bool:
+    """Save a saveable retriever as the index cache entry ``folder`` (see :func:`index_folder`);
+    False for one that cannot be saved."""
+    if not (hasattr(retriever, "save") and hasattr(type(retriever), "load")):
+        return False
+    retriever.save(folder)
+    cls = type(retriever)
+    # The marker is written last: it is what makes the folder a usable cache entry.
+    write_marker(folder / CACHE_MARKER, {"format": INDEX_FORMAT, "class": f"{cls.__module__}:{cls.__qualname__}"})
+    return True
 
 
 def build_spec(corpus: Corpus, spec_text: str, progress: Callable[[int], None] | None = None,
@@ -91,9 +100,13 @@ def build_spec(corpus: Corpus, spec_text: str, progress: Callable[[int], None] |
     return build_retriever(corpus, spec_text, progress=progress, **context)
 
 
-def _load_cached(folder: Path, marker: dict) -> Retriever:
-    module, _, qualname = marker["class"].partition(":")
+def _load_cached(folder: Path, class_path: str, corpus: Corpus | None = None) -> Retriever:
+    """``class_path`` (``module:Class``)'s ``load(folder)``; the corpus goes along to a class
+    whose index takes what it does not save from the corpus (bm25-chunks: its unit table)."""
+    module, _, qualname = class_path.partition(":")
     cls = getattr(importlib.import_module(module), qualname)
+    if corpus is not None and "corpus" in inspect.signature(cls.load).parameters:
+        return cls.load(folder, corpus=corpus)
     return cls.load(folder)
 
 
@@ -116,16 +129,33 @@ def save_index(retriever: Retriever, folder: str | Path, system: str = "") -> Pa
     return folder
 
 
+# The class that saved a folder without either marker, by the ``system`` its own ``lexir.json``
+# names (folders written by a retriever's ``save`` alone, and before ``lexir.json`` named its class).
+SAVED_BY = {
+    "bm25": "lexir.retrieval.bm25:BM25Retriever",
+    "bm25-inc": "lexir.retrieval.incremental:IncrementalBM25",
+    "bm25-chunks": "lexir.retrieval.structured:ChunkRetriever",
+    "dense": "lexir.retrieval.dense:DenseRetriever",
+    "dense-rocchio": "lexir.retrieval.dense:DenseRetriever",
+}
+
+
 def load_index(folder: str | Path, corpus: Corpus | None = None) -> Retriever:
-    """A saved index; with ``corpus``, refused unless it was built from that corpus's text."""
+    """A saved index; with ``corpus``, refused unless it was built from that corpus's text.
+
+    The class to load it with is named by :func:`save_index`'s marker, else by the folder's
+    own ``lexir.json`` (what a retriever's ``save`` writes: its ``class``, or its ``system``)."""
     folder = Path(folder)
     marker = folder / INDEX_MARKER
     if marker.is_file():
-        retriever = _load_cached(folder, read_marker(marker, "lexir index", INDEX_FORMAT))
-    else:  # folders saved by BM25Retriever.save alone (before the marker existed)
-        from lexir.retrieval.bm25 import BM25Retriever
-
-        retriever = BM25Retriever.load(folder)
+        class_path = read_marker(marker, "lexir index", INDEX_FORMAT)["class"]
+    else:
+        own = read_marker(folder / "lexir.json", "lexir index")
+        class_path = own.get("class") or SAVED_BY.get(own.get("system", "bm25"), "")
+        if not class_path:
+            raise ValueError(f"{folder / 'lexir.json'}: unknown system {own.get('system')!r}; "
+                             f"valid: {', '.join(SAVED_BY)}")
+    retriever = _load_cached(folder, class_path, corpus)
     fingerprint = getattr(retriever, "fingerprint", None)
     if corpus is not None and fingerprint and fingerprint != corpus.fingerprint:
         raise ValueError(f"index {folder} was built from a different corpus than {corpus.name!r}")

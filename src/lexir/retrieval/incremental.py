@@ -346,20 +346,6 @@ def _concat(parts: list[np.ndarray], dtype) -> np.ndarray:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
-def load_index(folder: str | Path, corpus: Corpus | None = None) -> Retriever:
-    """A saved index, also one saved by :meth:`IncrementalBM25.save` alone (without
-    :func:`lexir.retrieval.build.save_index`'s marker); else as ``build.load_index``."""
-    from lexir.retrieval.build import load_index as load_saved
-
-    folder = Path(folder)
-    if (folder / MARKER).is_file() and read_marker(folder / MARKER, "lexir BM25 index").get("system") == SYSTEM:
-        index = IncrementalBM25.load(folder)
-        if corpus is not None and index.fingerprint and index.fingerprint != corpus.fingerprint:
-            raise ValueError(f"index {folder} was built from a different corpus than {corpus.name!r}")
-        return index
-    return load_saved(folder, corpus)
-
-
 @register_system(
     SYSTEM,
     "BM25 that takes document additions, replacements and deletions without a rebuild "

@@ -17,12 +17,13 @@ words or not (:func:`lexir.evaluation.depth.toer`). ``k`` counts hits, not expan
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.bm25 import BM25Retriever, make_analyzer
 from lexir.structure.chunking import LEVELS, WINDOW_SEP, chunk_acts
@@ -31,6 +32,9 @@ from lexir.types import ID_SEP, PATH_SEP, Corpus, Document, Provision, Query, Ru
 
 EXPANSIONS = ("none", "parent", "cites", "both")
 AGGREGATES = ("unit", "article")
+FORMAT_VERSION = 1
+SYSTEM = "bm25-chunks"
+MARKER = "lexir.json"
 
 
 @dataclass(frozen=True)
@@ -50,23 +54,31 @@ class ChunkRetriever(Retriever):
     def __init__(
         self,
         bm25: BM25Retriever,
-        chunks: Sequence[Document],
-        units: dict[str, Provision],
+        chunk_text: Mapping[str, str],
+        partial: set[str],
+        units: dict[str, Provision] | Callable[[], dict[str, Provision]],
         level: str,
         aggregate: str = "unit",
         expand: str = "none",
         graph: StatuteGraph | Callable[[], StatuteGraph] | None = None,
+        fingerprint: str = "",
+        source: dict | None = None,
     ) -> None:
+        """``chunk_text``: chunk id -> text; ``partial``: the chunks holding only part of their
+        unit's text (the unit's own text beside its children); ``units``: the unit table, or a
+        function giving it when first needed (a loaded index); ``fingerprint``: of the corpus the
+        chunks come from; ``source``: what :meth:`save` records of it (name, language, graph)."""
         if aggregate not in AGGREGATES:
             raise ValueError(f"unknown aggregate {aggregate!r}; valid: {', '.join(AGGREGATES)}")
         if expand not in EXPANSIONS:
             raise ValueError(f"unknown expand {expand!r}; valid: {', '.join(EXPANSIONS)}")
         self.bm25 = bm25
         self.level, self.aggregate, self.expand = level, aggregate, expand
-        self.units = units
-        self.chunk_text = {d.id: d.text for d in chunks}
-        # Chunks holding only part of their unit's text (the unit's own text beside its children).
-        self.partial = {d.id for d in chunks if d.id in units and len(d.text) < len(units[d.id].text)}
+        self._units = units
+        self.chunk_text = chunk_text
+        self.partial = partial
+        self.fingerprint = fingerprint
+        self.source = dict(source or {})
         self._graph = graph
         if aggregate == "article":
             articles: dict[str, int] = {}
@@ -74,6 +86,13 @@ class ChunkRetriever(Retriever):
                 [articles.setdefault(article_of(cid.split(WINDOW_SEP, 1)[0]), len(articles))
                  for cid in bm25.doc_ids], dtype=np.int64)
             self._articles = list(articles)
+
+    @property
+    def units(self) -> dict[str, Provision]:
+        """Unit id -> provision, of the corpus the chunks come from (built on first use when loaded)."""
+        if callable(self._units):
+            self._units = self._units()
+        return self._units
 
     @property
     def graph(self) -> StatuteGraph:
@@ -189,6 +208,113 @@ class ChunkRetriever(Retriever):
     def words(self, hit_id: str) -> int:
         return len(self.text_of(hit_id).split())
 
+    # -- persistence ------------------------------------------------------------------------
+
+    def config(self) -> dict:
+        cls = type(self)
+        return {"format": FORMAT_VERSION, "system": SYSTEM, "class": f"{cls.__module__}:{cls.__qualname__}",
+                "level": self.level, "aggregate": self.aggregate, "expand": self.expand,
+                "fingerprint": self.fingerprint, "source": self.source}
+
+    def save(self, folder: str | Path) -> Path:
+        """The BM25 index (``bm25/``, loaded memory-mapped), the chunk texts as one UTF-8 file
+        with their byte offsets, a mask of the partial chunks, and ``lexir.json`` (written last).
+        The unit table and the graph are not saved: they come from the corpus when needed."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        marker = folder / MARKER
+        marker.unlink(missing_ok=True)  # an interrupted overwrite must not look complete
+        self.bm25.save(folder / "bm25")
+        ids = self.bm25.doc_ids
+        if isinstance(self.chunk_text, PackedTexts) and self.chunk_text.ids is ids:
+            blob, offsets = self.chunk_text.blob, self.chunk_text.offsets
+        else:
+            encoded = [self.chunk_text[i].encode("utf-8") for i in ids]
+            offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+            np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(ids)), out=offsets[1:])
+            blob = b"".join(encoded)
+        (folder / "texts.bin").write_bytes(blob)
+        np.save(folder / "offsets.npy", offsets)
+        np.save(folder / "partial.npy", np.fromiter((i in self.partial for i in ids), dtype=bool, count=len(ids)))
+        write_marker(marker, self.config())
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | Path, corpus: Corpus | None = None, mmap: bool = True) -> ChunkRetriever:
+        """A saved index. The unit table (and the graph, for ``expand=cites``) is built from
+        ``corpus`` when first needed; without it, from the registered corpus of the saved name.
+        Either must be the corpus the index was built from (same fingerprint)."""
+        folder = Path(folder)
+        meta = read_marker(folder / MARKER, f"lexir {SYSTEM} index", FORMAT_VERSION)
+        if meta.get("system") != SYSTEM:
+            raise ValueError(f"{folder} holds a {meta.get('system')} index, not {SYSTEM}")
+        fingerprint, source = meta["fingerprint"], meta.get("source") or {}
+        if corpus is not None and corpus.fingerprint != fingerprint:
+            raise ValueError(f"index {folder} was built from a different corpus than {corpus.name!r}")
+        bm25 = BM25Retriever.load(folder / "bm25", mmap=mmap)
+        ids = bm25.doc_ids
+        offsets = np.load(folder / "offsets.npy", mmap_mode="r" if mmap else None)
+        blob: bytes | np.ndarray = (np.memmap(folder / "texts.bin", dtype=np.uint8, mode="r")
+                                    if mmap and offsets[-1] else (folder / "texts.bin").read_bytes())
+        mask = np.load(folder / "partial.npy")
+        if len(offsets) != len(ids) + 1 or len(mask) != len(ids) or len(blob) != offsets[-1]:
+            raise ValueError(f"{folder}: the chunk texts do not match the index (damaged; rebuild it)")
+        partial = {ids[i] for i in np.flatnonzero(mask).tolist()}
+        get_corpus = _corpus_source(folder, corpus, source, fingerprint)
+        graph_path = source.get("graph") or ""
+        graph = ((lambda: StatuteGraph.load(graph_path)) if graph_path
+                 else (lambda: build_graph(list(get_corpus().acts.values()))))
+        return cls(bm25, PackedTexts(ids, blob, offsets), partial, lambda: unit_table(get_corpus()),
+                   meta["level"], meta["aggregate"], meta["expand"], graph, fingerprint, source)
+
+
+class PackedTexts(Mapping):
+    """Chunk id -> text over one UTF-8 buffer (a memory map for a loaded index) and the byte
+    offsets of each chunk, in the index's document order: texts are decoded when asked for, and
+    the id -> position table is made on the first look-up."""
+
+    def __init__(self, ids: list[str], blob: bytes | np.ndarray, offsets: np.ndarray) -> None:
+        self.ids, self.blob, self.offsets = ids, blob, offsets
+        self._position: dict[str, int] | None = None
+
+    def __getitem__(self, chunk_id: str) -> str:
+        if self._position is None:
+            self._position = {c: i for i, c in enumerate(self.ids)}
+        i = self._position[chunk_id]
+        start, end = int(self.offsets[i]), int(self.offsets[i + 1])
+        return bytes(self.blob[start:end]).decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def _corpus_source(folder: Path, corpus: Corpus | None, source: dict, fingerprint: str) -> Callable[[], Corpus]:
+    """A function giving the corpus a loaded index was built from: ``corpus``, or the registered
+    corpus of the saved name, loaded once and checked against the saved fingerprint."""
+    box: list[Corpus] = [corpus] if corpus is not None else []
+
+    def get() -> Corpus:
+        if not box:
+            name = source.get("corpus") or ""
+            try:
+                from lexir.datasets.generic import is_path, load_corpus
+
+                if not name or is_path(name):
+                    raise ValueError("no registered corpus name saved")
+                found = load_corpus(name, source.get("language") or None)
+            except Exception as err:  # noqa: BLE001 - unknown, unreadable or unparsable: said below
+                raise ValueError(f"index {folder} needs the corpus it was built from ({name or 'unnamed'}) for "
+                                 f"unit texts and expansion: load it with that corpus ({err})") from None
+            if found.fingerprint != fingerprint:
+                raise ValueError(f"index {folder} was built from another version of corpus {name!r}; rebuild it")
+            box.append(found)
+        return box[0]
+
+    return get
+
 
 def unit_table(corpus: Corpus) -> dict[str, Provision]:
     return {u.id: u for act in corpus.acts.values() for u in act.units()}
@@ -218,10 +344,14 @@ def build_chunk_retriever(
     chunk_corpus = Corpus(f"{corpus.name}#{level}", chunks, language=corpus.language or language)
     analyzer = make_analyzer(chunk_corpus, language, mode, stopwords, lemmatizer)
     bm25 = BM25Retriever(analyzer, k1, b, method, title_weight, dedupe_query).index(chunk_corpus, progress)
+    graph_path = str(graph) if isinstance(graph, str | Path) else ""
     if isinstance(graph, str | Path):
         graph = StatuteGraph.load(graph) if str(graph) else None
-    source = graph if graph is not None else (lambda: build_graph(acts))
-    return ChunkRetriever(bm25, chunks, unit_table(corpus), level, aggregate, expand, source)
+    units = unit_table(corpus)
+    partial = {d.id for d in chunks if d.id in units and len(d.text) < len(units[d.id].text)}
+    source = {"corpus": corpus.name, "language": corpus.language, "graph": graph_path}
+    return ChunkRetriever(bm25, {d.id: d.text for d in chunks}, partial, units, level, aggregate, expand,
+                          graph if graph is not None else (lambda: build_graph(acts)), corpus.fingerprint, source)
 
 
 @register_system(

@@ -5,6 +5,7 @@ another language)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -44,6 +45,24 @@ def test_language_change_gets_its_own_index(tmp_path, cache):
     # the cached English index is still there and still English
     again = build_retriever(english, "bm25", {"mode": "stem"})
     assert again.analyzer.config.language == "en"
+    assert len(list((cache / "indexes").iterdir())) == 2
+
+
+def test_changed_analysis_code_gets_its_own_index(tmp_path, cache, monkeypatch):
+    """An index cached before the analysis code or its word lists changed is not served after:
+    the key holds a digest of that code (as if a stopword list had been edited)."""
+    from lexir.io.paths import code_digest
+    from lexir.retrieval import build
+
+    corpus = load_corpus(str(_folder_corpus(tmp_path)), language="en")
+    build_retriever(corpus, "bm25", {"mode": "stem"})
+    build_retriever(corpus, "bm25", {"mode": "stem"})  # read back: still one entry
+    assert len(list((cache / "indexes").iterdir())) == 1
+    analysis = Path(build.__file__).resolve().parents[1] / "analysis"
+    assert build.index_code_digest() == code_digest(analysis, analysis.parent / "retrieval",
+                                                    analysis.parent / "structure")
+    monkeypatch.setattr(build, "index_code_digest", lambda: "f" * 64)
+    build_retriever(corpus, "bm25", {"mode": "stem"})
     assert len(list((cache / "indexes").iterdir())) == 2
 
 

@@ -9,7 +9,9 @@ the public face over it.
 Indexes that can be saved (a retriever with ``save`` and a class-level ``load``) are cached
 under ``cache_dir()/indexes``, keyed by everything that changes the index: the system, its
 resolved parameters, the corpus fingerprint, the corpus language (which picks the analyzer
-when the parameters leave it open) and :data:`INDEX_FORMAT`. The folder is complete only
+when the parameters leave it open), :data:`INDEX_FORMAT` and a digest of the code that makes an
+index (analysis with its word lists, retrieval, structure: :func:`index_code_digest`), so an
+index built before a stopword list or a tokenizer changed is rebuilt, never served. The folder is complete only
 once its marker is written (atomically, by :mod:`lexir.io.markers`); a damaged entry is
 rebuilt, never trusted.
 """
@@ -22,11 +24,12 @@ import inspect
 import json
 import shutil
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from lexir.io.markers import read_marker, write_marker
-from lexir.io.paths import cache_dir, safe_name
+from lexir.io.paths import cache_dir, code_digest, safe_name
 from lexir.retrieval.base import Retriever, get_system
 from lexir.retrieval.spec import parse_spec
 from lexir.types import Corpus
@@ -36,11 +39,19 @@ INDEX_FORMAT = 2
 CACHE_MARKER = "lexir-cache.json"
 
 
+@lru_cache(maxsize=1)
+def index_code_digest() -> str:
+    """The digest of the code an index depends on: analysis (tokenizers, stemmers' settings, word
+    lists), retrieval (index formats) and structure (units, chunking)."""
+    package = Path(__file__).resolve().parents[1]
+    return code_digest(package / "analysis", package / "retrieval", package / "structure")
+
+
 def index_key(system: str, params: Mapping[str, Any], corpus: Corpus) -> str:
     """The cache key of ``system`` with resolved ``params`` over ``corpus``."""
     blob = json.dumps({"system": system, "params": dict(sorted(params.items())),
                        "corpus": corpus.fingerprint, "language": corpus.language,
-                       "format": INDEX_FORMAT}, sort_keys=True, default=str)
+                       "format": INDEX_FORMAT, "code": index_code_digest()}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 

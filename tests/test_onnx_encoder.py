@@ -161,3 +161,23 @@ def test_missing_extra_names_it(monkeypatch, tmp_path):
     result = CliRunner().invoke(app, ["run", "demo", "--system", "dense", "-p", "encoder=onnx", "-o", str(tmp_path / "x.trec")])
     assert result.exit_code != 0 and "lexir[onnx]" in result.output, result.output
     assert not (tmp_path / "x.trec").exists()
+
+
+def test_dense_system_with_the_onnx_encoder(demo_bench, tmp_path):
+    pytest.importorskip("onnxruntime")
+    from lexir.encoders.cache import default_folder
+    from lexir.retrieval.base import get_system
+    from lexir.retrieval.dense import DenseRetriever
+    from lexir.types import Corpus
+
+    live = [d for d in demo_bench.corpus.documents if len(d.text.split()) >= 8]
+    corpus = Corpus("kk30", sorted(live, key=lambda d: (len(d.text), d.id))[:30], "pl")
+    dense = get_system("dense").build(corpus, {"encoder": "onnx"})
+    assert dense.encoder.name == "onnx-e5-int8-v1-original"
+    assert (default_folder(dense.encoder.name) / "vectors.sqlite").is_file()
+    for doc in corpus.documents[::6]:  # an article's own text finds the article
+        assert dense.search(doc.text, 1)[0][0] == doc.id
+    folder = dense.save(tmp_path / "idx")
+    loaded = DenseRetriever.load(folder)  # the encoder is rebuilt from the saved spec
+    assert loaded.encoder.name == dense.encoder.name
+    assert loaded.search("kara pozbawienia wolności", 5) == dense.search("kara pozbawienia wolności", 5)

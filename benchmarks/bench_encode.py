@@ -146,6 +146,7 @@ def quality(args) -> dict:
         name, _, split = spec.partition(":")
         bench = lexir.load(name)
         queries = bench.queries.split(split or None)
+        runs = {}
         for kind in args.encoders:
             if kind == "loop" or kind.startswith("onnx-int8"):
                 continue
@@ -160,6 +161,19 @@ def quality(args) -> dict:
                   f"{t2 - t1:.1f} |", flush=True)
             out.setdefault(spec, {})[kind] = {"ndcg_cut_10": ndcg, "hit_10": hit, "queries": len(queries.queries),
                                               "build_s": t1 - t0, "search_s": t2 - t1}
+            runs[kind] = run
+        base = next(iter(runs))
+        for kind, run in runs.items():
+            if kind == base:
+                continue
+            top = {q: [d for d, _ in sorted(r.items(), key=lambda kv: -kv[1])[:10]] for q, r in run.items()}
+            ref = {q: [d for d, _ in sorted(r.items(), key=lambda kv: -kv[1])[:10]] for q, r in runs[base].items()}
+            overlap = [len(set(top.get(q, [])) & set(ref[q])) / max(len(ref[q]), 1) for q in ref]
+            same = sum(top.get(q) == ref[q] for q in ref)
+            print(f"  {spec}: {kind} against {base}: top-10 overlap {np.mean(overlap):.3f} on average, "
+                  f"identical top 10 for {same} of {len(ref)} queries", flush=True)
+            out[spec][kind]["top10_overlap"] = float(np.mean(overlap))
+            out[spec][kind]["identical_top10"] = same
     return out
 
 

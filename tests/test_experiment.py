@@ -1,12 +1,14 @@
 """Experiment files: parsing, caching of runs, expected-score regressions, and the recorded results."""
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
 from lexir.experiment import Experiment, ExperimentError, run_experiment
+from lexir.io import read_run
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -31,6 +33,43 @@ def test_runs_are_cached_and_only_changes_recomputed(tmp_path):
     assert second[0].reused == ["raw"] and len(logs) == 1 and "stem" in logs[0]
     assert (tmp_path / "out" / "demo__all.md").read_text().startswith("| System |")
     assert first[0].comparison.estimates["raw"] == second[0].comparison.estimates["raw"]
+
+
+def test_a_recommended_run_is_keyed_by_the_pipeline_it_stands_for(tmp_path, monkeypatch):
+    # `recommended` is a name for the row of defaults.tsv; a cached run must follow the row,
+    # alone and as a part of a composite, or editing the table silently reuses old runs.
+    import lexir.analysis.defaults as defaults
+
+    config = {"datasets": [{"name": "demo"}],
+              "systems": [{"name": "rec", "system": "recommended"},
+                          {"name": "fused", "system": "combsum", "params": {"systems": "rec+bm25"}},
+                          {"name": "plain", "system": "bm25", "params": {"k1": 0.9}}],
+              "measures": ["nDCG@10"], "output": str(tmp_path / "out")}
+    path = write(tmp_path, config)
+    table = dict(defaults._table())
+    table["pl"] = replace(table["pl"], recommended="bm25(k1=0.6)")  # cheap rows, whatever the shipped one is
+    monkeypatch.setattr(defaults, "_table", lambda: table)
+    assert run_experiment(Experiment.from_file(path), log=lambda m: None)[0].reused == []
+    assert run_experiment(Experiment.from_file(path), log=lambda m: None)[0].reused == ["rec", "fused", "plain"]
+    table["pl"] = replace(table["pl"], recommended="bm25(k1=0.9)")  # the row is edited
+    logs = []
+    third = run_experiment(Experiment.from_file(path), log=logs.append)[0]
+    assert third.reused == ["plain"] and len(logs) == 2
+    # the recomputed run is the new row's pipeline: the same run as bm25(k1=0.9) itself
+    assert read_run(third.run_paths["rec"]) == read_run(third.run_paths["plain"])
+
+
+def test_effective_spec_expands_recommended_through_composites():
+    from lexir.analysis import language_defaults
+    from lexir.retrieval.build import effective_spec
+
+    pl, el = (effective_spec(language_defaults(lang).recommended, None, lang) for lang in ("pl", "el"))
+    assert effective_spec("recommended", None, "pl") == pl != effective_spec("recommended", None, "el") == el
+    fused = effective_spec("rrf(systems=recommended+bm25)", None, "el")
+    assert el in fused and "recommended" not in fused
+    assert effective_spec("bm25", {"k1": "0.9"}, "pl") == effective_spec("bm25(k1=0.90)", None, "pl")
+    with pytest.raises(ValueError, match="no parameter 'k1'"):
+        effective_spec("recommended", {"k1": 1}, "pl")
 
 
 def test_expected_scores_flag_regressions(tmp_path):

@@ -48,7 +48,7 @@ from lexir.evaluation import (
 )
 from lexir.io import read_run, write_run
 from lexir.retrieval.base import RUN_DEPTH, get_system
-from lexir.retrieval.build import build_retriever
+from lexir.retrieval.build import build_retriever, effective_spec
 from lexir.retrieval.spec import Spec, expand_names
 from lexir.types import QuerySet, Run
 
@@ -234,8 +234,11 @@ def run_experiment(
         cells = []
         for entry in exp.systems:
             resolved = get_system(entry.system).resolve(entry.params)
+            # Keyed by what the entry builds over this corpus, not by its name: `recommended`
+            # (alone or as a part) is keyed by the spec its language's row stands for today.
+            built = effective_spec(entry.system, entry.params, bench.corpus.language)
             run_key = hashlib.sha256(json.dumps(
-                [entry.system, sorted(resolved.items()), corpus_fp, query_fp, exp.depth], default=str
+                [built, corpus_fp, query_fp, exp.depth], default=str
             ).encode()).hexdigest()[:16]
             cell = Cell(key, dataset, split, entry.name, entry.system, tuple(entry.params.items()), exp.depth,
                         folder / f"{entry.name}.{run_key}.trec", None if data_dir is None else str(data_dir))

@@ -79,6 +79,9 @@ class System:
     factory: Callable[..., Retriever]
     description: str
     params: dict[str, Param] = field(default_factory=dict)
+    # For a system that only stands for another spec chosen per corpus language (``recommended``):
+    # language -> that spec. What it builds then changes with its table, not with its name.
+    stands_for: Callable[[str], str] | None = None
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -109,14 +112,16 @@ class System:
 _SYSTEMS: dict[str, System] = {}
 
 
-def register_system(name: str, description: str, **defaults: Any):
-    """Decorator: ``@register_system("bm25", "...", k1=1.2, b=0.75)`` over a factory."""
+def register_system(name: str, description: str, *, stands_for: Callable[[str], str] | None = None,
+                    **defaults: Any):
+    """Decorator: ``@register_system("bm25", "...", k1=1.2, b=0.75)`` over a factory.
+    ``stands_for``: language -> the spec the system builds for it (see :attr:`System.stands_for`)."""
 
     def wrap(factory: Callable[..., Retriever]) -> Callable[..., Retriever]:
         if name in _SYSTEMS:
             raise ValueError(f"system {name!r} registered twice")
         _SYSTEMS[name] = System(name, factory, description,
-                                {key: declare(key, value) for key, value in defaults.items()})
+                                {key: declare(key, value) for key, value in defaults.items()}, stands_for)
         return factory
 
     return wrap

@@ -31,7 +31,7 @@ from typing import Any
 from lexir.io.markers import read_marker, write_marker
 from lexir.io.paths import cache_dir, code_digest, safe_name
 from lexir.retrieval.base import Retriever, get_system
-from lexir.retrieval.spec import parse_spec
+from lexir.retrieval.spec import Spec, parse_spec, parse_spec_list
 from lexir.types import Corpus
 
 # Bump when a saved index of any system changes meaning: older cache entries stop matching.
@@ -103,6 +103,29 @@ def cache_index(retriever: Retriever, folder: Path) -> bool:
     # The marker is written last: it is what makes the folder a usable cache entry.
     write_marker(folder / CACHE_MARKER, {"format": INDEX_FORMAT, "class": f"{cls.__module__}:{cls.__qualname__}"})
     return True
+
+
+def effective_spec(system: str, params: Mapping[str, Any] | None, language: str) -> str:
+    """The full spec ``system`` with ``params`` builds over a corpus in ``language``: every
+    parameter resolved, every system that stands for another (``recommended``) replaced by
+    what it stands for in that language, recursively through the parts of composite systems.
+
+    Two calls give the same string exactly when the same pipeline is built, so it is the key
+    for anything saved from a system's output (an experiment's runs): editing the table behind
+    ``recommended`` changes the key, its name does not hide it.
+    """
+    spec = parse_spec(system)
+    definition = get_system(spec.name)
+    values = {**spec.param_dict, **dict(params or {})}
+    resolved = definition.resolve(values)  # refuses parameters the system does not take
+    if definition.stands_for is not None:
+        return effective_spec(definition.stands_for(language), None, language)
+    for key in definition.spec_params():
+        if not str(resolved[key]).strip():
+            continue
+        resolved[key] = "+".join(effective_spec(str(part), None, language)
+                                 for part in parse_spec_list(str(resolved[key])))
+    return str(Spec(spec.name, tuple((k, str(v)) for k, v in sorted(resolved.items()))))
 
 
 def build_spec(corpus: Corpus, spec_text: str, progress: Callable[[int], None] | None = None,

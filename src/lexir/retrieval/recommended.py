@@ -44,7 +44,7 @@ def _table() -> str:
 
 
 @register_system("recommended", "the best non-LLM pipeline for the corpus's language, chosen on development "
-                 f"data ({_table()})")
+                 f"data ({_table()})", stands_for=recommended_spec)
 def build_recommended(corpus: Corpus, *, progress=None) -> RecommendedRetriever:
     from lexir.retrieval.fusion import build_parts
 

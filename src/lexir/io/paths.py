@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from functools import lru_cache
 from pathlib import Path
 
 
@@ -40,4 +41,21 @@ def code_digest(*folders: Path | str, salt: str = "") -> str:
         for f in files:
             digest.update(f"{folder.name}/{f.relative_to(folder).as_posix()}\0".encode())
             digest.update(f.read_bytes())
+    return digest.hexdigest()
+
+
+def file_sha256(path: str | Path) -> str:
+    """The sha256 of a file's bytes, read once per (path, size, modification time) in a process:
+    archives are hashed to key caches on every load, and a second load should not read them again."""
+    path = Path(path).resolve()
+    st = path.stat()
+    return _file_sha256(str(path), st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=256)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
     return digest.hexdigest()

@@ -81,7 +81,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from lexir.io.markers import read_marker, write_marker
-from lexir.io.paths import cache_dir
+from lexir.io.paths import cache_dir, file_sha256
 from lexir.structure.packed import FORMAT_VERSION as PACK_FORMAT
 from lexir.structure.packed import Packed, available_cpus, gc_paused, pack_act, unpack_act
 from lexir.types import Act, Provision, path_id
@@ -916,15 +916,7 @@ def _parse_batch(batch: list[tuple[str, bytes | None]]) -> list[_PackedLaw]:
 
 
 def _cache_folder(tar_path: Path) -> Path:
-    return cache_dir() / "parsed" / f"de-laws-{_sha256(tar_path)[:20]}-{_parser_digest()[:12]}"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return cache_dir() / "parsed" / f"de-laws-{file_sha256(tar_path)[:20]}-{_parser_digest()[:12]}"
 
 
 @lru_cache(maxsize=1)

@@ -299,11 +299,15 @@ def test_missing_front_matter_is_a_parse_error():
 
 
 def _tar(tmp_path: Path, files: dict[str, str]) -> Path:
-    path = tmp_path / "laws.tar.gz"
+    return _write_tar(tmp_path / "laws.tar.gz", {f"./{name}": text for name, text in files.items()})
+
+
+def _write_tar(path: Path, files: dict[str, str]) -> Path:
+    """A gzipped tar at ``path`` holding each text under its name, as written."""
     with tarfile.open(path, "w:gz") as tar:
         for name, text in files.items():
             data = text.encode("utf-8")
-            info = tarfile.TarInfo(f"./{name}")
+            info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     return path
@@ -384,14 +388,7 @@ def small_archive(tmp_path, tar_path) -> Path:
     """A real archive of three laws and one broken file."""
     texts = read_law_files(tar_path, FEW[:3])
     texts["x/broken/index.md"] = "no front matter here\n"
-    path = tmp_path / "laws.tar.gz"
-    with tarfile.open(path, "w:gz") as tar:
-        for name, text in texts.items():
-            data = text.encode("utf-8")
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return path
+    return _write_tar(tmp_path / "laws.tar.gz", texts)
 
 
 def test_parse_cache_round_trip(small_archive, tmp_path, monkeypatch):
@@ -421,14 +418,7 @@ def test_parse_cache_round_trip(small_archive, tmp_path, monkeypatch):
 def test_parse_cache_keyed_by_archive(small_archive, tmp_path, monkeypatch, tar_path):
     monkeypatch.setenv("LEXIR_CACHE", str(tmp_path / "cache"))
     parse_archive(small_archive, workers=1)
-    other = tmp_path / "other.tar.gz"
-    text = read_law_files(tar_path, FEW[3:4])
-    with tarfile.open(other, "w:gz") as tar:
-        for name, body in text.items():
-            data = body.encode("utf-8")
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
+    other = _write_tar(tmp_path / "other.tar.gz", read_law_files(tar_path, FEW[3:4]))
     laws = parse_archive(other, workers=1)
     assert [name for name, _ in laws] == FEW[3:4]
     assert len(list((tmp_path / "cache" / "parsed").iterdir())) == 2

@@ -14,6 +14,7 @@ from importlib import resources
 
 from lexir.analysis.analyzer import MODES
 from lexir.analysis.languages import normalise_language
+from lexir.io.tables import table_rows
 
 
 @dataclass(frozen=True)
@@ -33,12 +34,7 @@ def _table() -> dict[str, LanguageDefaults]:
 def parse_defaults(text: str, source: str = "defaults.tsv") -> dict[str, LanguageDefaults]:
     """Rows of a defaults table by language; a bad row is reported with its line and field."""
     rows: dict[str, LanguageDefaults] = {}
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        cells = line.split("\t")
-        if len(cells) != 4:
-            raise ValueError(f"{source} line {lineno}: expected 4 tab-separated fields, got {len(cells)}")
+    for lineno, cells in table_rows(text, source, 4):
         language, mode, recommended, chosen = (c.strip() for c in cells)
         if mode not in MODES:
             raise ValueError(f"{source} line {lineno} (field 'mode'): {mode!r} is not one of {', '.join(MODES)}")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from lexir.io.paths import file_sha256
+from lexir.io.tables import table_rows
 
 _PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
@@ -151,12 +152,4 @@ def file_status(f: DataFile, data_dir: Path, hash_it: bool = True) -> str:
 @lru_cache(maxsize=1)
 def _file_table() -> tuple[DataFile, ...]:
     text = (resources.files("lexir.datasets") / "data" / "files.tsv").read_text(encoding="utf-8")
-    rows = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        cells = line.split("\t")
-        if len(cells) != 6:
-            raise DatasetError(f"files.tsv line {lineno}: expected 6 tab-separated fields, got {len(cells)}")
-        rows.append(DataFile(*cells))
-    return tuple(rows)
+    return tuple(DataFile(*cells) for _, cells in table_rows(text, "files.tsv", 6, DatasetError))

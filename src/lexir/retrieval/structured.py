@@ -27,7 +27,7 @@ from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.bm25 import BM25Retriever, make_analyzer
 from lexir.structure.chunking import LEVELS, WINDOW_SEP, chunk_acts
-from lexir.structure.graph import StatuteGraph, build_graph
+from lexir.structure.graph import StatuteGraph, cached_graph
 from lexir.types import ID_SEP, PATH_SEP, Corpus, Document, Provision, Query, Run, article_of
 
 EXPANSIONS = ("none", "parent", "cites", "both")
@@ -262,8 +262,7 @@ class ChunkRetriever(Retriever):
         partial = {ids[i] for i in np.flatnonzero(mask).tolist()}
         get_corpus = _corpus_source(folder, corpus, source, fingerprint)
         graph_path = source.get("graph") or ""
-        graph = ((lambda: StatuteGraph.load(graph_path)) if graph_path
-                 else (lambda: build_graph(list(get_corpus().acts.values()))))
+        graph = (lambda: StatuteGraph.load(graph_path)) if graph_path else (lambda: cached_graph(get_corpus()))
         return cls(bm25, PackedTexts(ids, blob, offsets), partial, lambda: unit_table(get_corpus()),
                    meta["level"], meta["aggregate"], meta["expand"], graph, fingerprint, source)
 
@@ -316,6 +315,12 @@ def _corpus_source(folder: Path, corpus: Corpus | None, source: dict, fingerprin
     return get
 
 
+def _graph_corpus(corpus: Corpus, language: str) -> Corpus:
+    """``corpus`` in the language the index was built for (a corpus without one takes ``language``),
+    so its graph's citations are found by that language's finder."""
+    return corpus if corpus.language or not language else corpus.with_language(language)
+
+
 def unit_table(corpus: Corpus) -> dict[str, Provision]:
     return {u.id: u for act in corpus.acts.values() for u in act.units()}
 
@@ -333,8 +338,9 @@ def build_chunk_retriever(
 ) -> ChunkRetriever:
     """Chunk ``corpus.acts`` at ``level``, index the chunks with BM25, wrap with expansion.
 
-    ``graph`` is a built :class:`StatuteGraph`, a folder it was saved in, or None (built from the
-    corpus's acts on first need, which for the whole German corpus takes minutes)."""
+    ``graph`` is a built :class:`StatuteGraph`, a folder it was saved in, or None (the corpus's
+    graph through the graph cache on first need, :func:`lexir.structure.graph.cached_graph`: the
+    one the service and ``lexir graph build`` use, found with the corpus language's citations)."""
     if level not in LEVELS:
         raise ValueError(f"unknown chunking level {level!r}; valid: {', '.join(LEVELS)}")
     if not corpus.acts:
@@ -351,7 +357,8 @@ def build_chunk_retriever(
     partial = {d.id for d in chunks if d.id in units and len(d.text) < len(units[d.id].text)}
     source = {"corpus": corpus.name, "language": corpus.language, "graph": graph_path}
     return ChunkRetriever(bm25, {d.id: d.text for d in chunks}, partial, units, level, aggregate, expand,
-                          graph if graph is not None else (lambda: build_graph(acts)), corpus.fingerprint, source)
+                          graph if graph is not None else (lambda: cached_graph(_graph_corpus(corpus, language))),
+                          corpus.fingerprint, source)
 
 
 @register_system(

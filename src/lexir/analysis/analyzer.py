@@ -36,6 +36,12 @@ _HYPHEN_BREAK = re.compile(r"(\w)-\s*\n\s*(\w)")
 # is left unchanged by the repair. The hint is searched from its literal "-", which is an
 # order of magnitude faster than trying "(\w)" at every word character.
 _HYPHEN_HINT = re.compile(r"-\s*\n")
+
+
+def _join_hyphenated(text: str) -> str:
+    """``text`` with words hyphenated across a line break joined again (PDF artefacts)."""
+    return _HYPHEN_BREAK.sub(r"\1\2", text) if _HYPHEN_HINT.search(text) is not None else text
+
 _TOKEN = re.compile(r"[^\W_]+")
 _WORD = re.compile(r"\w+")  # the same tokens as _TOKEN in a text without "_", and a little faster
 _NORMALIZE = unicodedata.normalize
@@ -146,9 +152,7 @@ class Analyzer:
 
     def normalise(self, text: str) -> str:
         """Folded text before tokenisation (useful for snippets and debugging)."""
-        if _HYPHEN_HINT.search(text) is not None:
-            text = _HYPHEN_BREAK.sub(r"\1\2", text)
-        return _fold(text, self.language)
+        return _fold(_join_hyphenated(text), self.language)
 
     def tokens(self, text: str) -> list[str]:
         """Index terms of ``text`` in order, repeats kept (BM25 needs term frequencies)."""
@@ -171,9 +175,7 @@ class Analyzer:
         (lemma mode: only lower-cased, see the module docstring). The non-empty ``term(t)`` of
         these are ``tokens(text)`` less its empty terms (what a query searches for). A searcher
         can keep what each distinct surface token stands for, and skip the work on repeats."""
-        if _HYPHEN_HINT.search(text) is not None:
-            text = _HYPHEN_BREAK.sub(r"\1\2", text)
-        return self._surface_folded(self._fold_surface(text))
+        return self._surface_folded(self._fold_surface(_join_hyphenated(text)))
 
     def pieces_joined(self, texts: list[str]) -> list[str] | None:
         """The folded text of all ``texts``, split at whitespace, with :data:`SENTINEL` as the
@@ -184,8 +186,7 @@ class Analyzer:
         tokeniser's regular expression."""
         joined = _SEPARATOR.join(texts)
         if _HYPHEN_HINT.search(joined) is not None:  # each text repaired alone, as surface() does
-            joined = _SEPARATOR.join(_HYPHEN_BREAK.sub(r"\1\2", t) if _HYPHEN_HINT.search(t) else t
-                                     for t in texts)
+            joined = _SEPARATOR.join(map(_join_hyphenated, texts))
         folded = self._fold_surface(joined)
         if folded.count(_SENTINEL) != len(texts) - 1:
             return None
@@ -193,9 +194,7 @@ class Analyzer:
 
     def pieces(self, text: str) -> list[str]:
         """:meth:`pieces_joined` of one text."""
-        if _HYPHEN_HINT.search(text) is not None:
-            text = _HYPHEN_BREAK.sub(r"\1\2", text)
-        return self._fold_surface(text).split()
+        return self._fold_surface(_join_hyphenated(text)).split()
 
     def piece_tokens(self, piece: str) -> list[str]:
         """The surface tokens in a piece of folded text (see :meth:`pieces_joined`)."""

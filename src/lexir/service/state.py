@@ -316,13 +316,15 @@ class ServiceState:
 
 
 def _dates(name: str, data_dir: str | None) -> dict[str, Any] | None:
-    """For a registered corpus with a history: the version dates that ``as_of`` can ask about."""
-    from lexir.datasets.generic import load_dataset
+    """For a registered corpus with a history: the version dates that ``as_of`` can ask about
+    (None for any other corpus, which is not loaded again to find that out)."""
+    from lexir.datasets import registry
+    from lexir.datasets.generic import split_as_of
 
-    try:
-        history = load_dataset(name, data_dir)
-    except Exception:  # noqa: BLE001 - not a registered dataset
+    base, day = split_as_of(name)
+    if day is not None or base not in registry.names() or not registry.get(base).has("history"):
         return None
+    history = registry.load(base, data_dir)
     dates = getattr(history, "dates", None)
     if not dates or not hasattr(history, "as_of"):
         return None

@@ -242,10 +242,22 @@ def run_lexir(job: dict) -> dict:
 
     gc.collect()
     analysis = _once(analyse_corpus)
-    query_analysis = _once(lambda: [retriever.query_ids(q.text) for q in queries])
+    texts = [q.text for q in queries]
+    query_analysis = _once(lambda: retriever._raw_ids(texts))  # what search_many analyses: the batch
+    # The scoring kernels alone, on the same term ids: lexir's (bm25_kernel) and bm25s's own.
+    # lexir's does bm25s's steps (same results, same order), so this says how much of the
+    # ratio above is the kernel and how much is what lexir does around it.
+    from lexir.retrieval import bm25 as bm25_module
+    flat, pointers = retriever._batch_ids(texts)
+    kernels = {}
+    for name, top_k in (("lexir", bm25_module._top_k), ("bm25s", bm25_module._heap_top_k)):
+        best = float("inf")
+        for _ in range(job["repeat"]):
+            best = min(best, _once(lambda top_k=top_k: top_k(retriever._bm25, flat, pointers, k)))
+        kernels[f"kernel_{name}_s"] = best
     return {"build": build.result(), "search": search.result(), "n_queries": len(queries), "jit_warmup_s": jit,
             "jit": _jit_source(cache), "first_query_s": first, "memory": mem, "top10": top,
-            "breakdown": {"corpus_analysis_s": analysis, "query_analysis_s": query_analysis}}
+            "breakdown": {"corpus_analysis_s": analysis, "query_analysis_s": query_analysis, **kernels}}
 
 
 def run_bm25s(job: dict) -> dict:
@@ -529,6 +541,10 @@ def print_tables(results: dict, console) -> None:
             lines.append(f"lexir breakdown (timed apart): analysing the corpus {bd['corpus_analysis_s']:.3f} s of the "
                          f"{lexir['build_s']:.3f} s build; analysing the queries {bd['query_analysis_s']:.3f} s of "
                          f"the {lexir['search_s']:.3f} s search")
+            if "kernel_lexir_s" in bd:
+                lines.append(f"scoring kernels alone, same term ids: lexir's {bd['kernel_lexir_s']:.3f} s, bm25s's "
+                             f"{bd['kernel_bm25s_s']:.3f} s (bm25s's / lexir's: "
+                             f"{bd['kernel_bm25s_s'] / bd['kernel_lexir_s']:.2f}x; the same hits in the same order)")
         for line in lines:
             console.print("  " + line)
         console.print()

@@ -152,6 +152,40 @@ def test_direct_kernel_equals_bm25s_retrieve(demo_bench, monkeypatch, tmp_path, 
     assert sum(len(hits) for hits in reference.values()) > 10 * len(queries)
 
 
+@pytest.mark.parametrize("method", ["lucene", "robertson"])
+@pytest.mark.parametrize("dedupe", [True, False])
+def test_lexir_kernel_gives_bm25s_hits_in_bm25s_order(demo_bench, monkeypatch, tmp_path, method, dedupe):
+    """lexir's kernel (bm25_kernel) repeats bm25s's heap steps with less around them: every
+    query's hits must be bm25s's kernel's, the same scores in the same order, ties included
+    (equal scores are common on statutes), fresh and memory-mapped, at any k."""
+    from lexir.retrieval import bm25 as module
+    from lexir.types import Query
+
+    retriever = BM25Retriever(Analyzer.create("pl", "raw"), method=method, dedupe_query=dedupe).index(demo_bench.corpus)
+    loaded = BM25Retriever.load(retriever.save(tmp_path / "index"))
+    queries = [*demo_bench.queries.queries, Query("empty", ""), Query("unknown", "qqqq zzzz"), Query("stop", "i w z")]
+    ks = (1, 10, 100, len(demo_bench.corpus) + 5)
+
+    def hits(searcher, k):
+        return [(qid, list(found.items())) for qid, found in searcher.search_many(queries, k).items()]
+
+    own = {k: hits(retriever, k) for k in ks}
+    own_loaded = {k: hits(loaded, k) for k in ks}
+    one_by_one = [(q.id, list(dict(retriever.search(q.text, 10)).items())) for q in queries[:20]]
+    monkeypatch.setattr(module, "_OWN_KERNEL", False)
+    for k in ks:
+        reference = hits(retriever, k)
+        assert own[k] == reference, k
+        assert own_loaded[k] == reference, k
+    assert one_by_one == hits(retriever, 10)[:20]
+    # The comparison meant something: many queries have equal scores among their first 100
+    # hits, whose order only bm25s's heap decides.
+    flat, pointers = retriever._batch_ids([q.text for q in queries])
+    _, scores = module._heap_top_k(retriever._bm25, flat, pointers, 100)
+    tied = ((scores[:, 1:] == scores[:, :-1]) & (scores[:, 1:] > 0)).any(axis=1)
+    assert tied.sum() > len(queries) // 4
+
+
 def _real_texts(data_dir, language: str) -> list[str]:
     """Real query-like texts: pl-exams questions (question + options), the provisions of a Greek
     law (OCR text: hyphenated line breaks, accents, final sigma), paragraphs of German decisions."""

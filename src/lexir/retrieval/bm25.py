@@ -21,6 +21,7 @@ import numpy as np
 from lexir.analysis import MODES, Analyzer, AnalyzerConfig
 from lexir.analysis.analyzer import SENTINEL
 from lexir.io.markers import read_marker, write_marker
+from lexir.retrieval import bm25_kernel
 from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.params import Param
 from lexir.types import Corpus, Query, Run
@@ -128,42 +129,22 @@ class BM25Retriever(Retriever):
 
     def _batch_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """The term ids of every query in one array, and where each query's ids start and end
-        (``pointers``: query ``i`` is ``flat[pointers[i]:pointers[i + 1]]``).
-
-        The texts are folded together and split at whitespace (:meth:`Analyzer.pieces_joined`);
-        each distinct piece is tokenised, analysed and looked up once (:class:`_PieceIds`); then
-        whole arrays: unknown terms and stopwords out, repeats within a query collapsed to their
-        first occurrence
+        (``pointers``: query ``i`` is ``flat[pointers[i]:pointers[i + 1]]``): :meth:`_raw_ids`
+        with whole-array steps: unknown terms and stopwords out, repeats within a query collapsed
+        to their first occurrence
         (``dedupe_query``: each repeat of a term would add its score again; collapsing them is
         the classic BM25 query model and measured better on the Polish exams)."""
         n = len(texts)
-        analyzer = self.analyzer
         if not n:
             return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
-        if type(analyzer) is Analyzer:
-            piece_ids = self._piece_ids()
-            pieces = analyzer.pieces_joined(list(texts))
-            if pieces is not None and n == 1:  # one query (a service's): fewer steps than arrays
-                known = [i for i in chain.from_iterable(map(piece_ids.__getitem__, pieces)) if i >= 0]
+        if n == 1 and type(self.analyzer) is Analyzer:  # one query (a service's): fewer steps than arrays
+            pieces = self.analyzer.pieces_joined([texts[0]])
+            if pieces is not None:
+                known = [i for i in chain.from_iterable(map(self._piece_ids().__getitem__, pieces)) if i >= 0]
                 if self.dedupe_query:
                     known = list(dict.fromkeys(known))
                 return np.array(known, dtype=np.int64), np.array([0, len(known)], dtype=np.int64)
-            if pieces is not None:
-                ids = np.fromiter(chain.from_iterable(map(piece_ids.__getitem__, pieces)), dtype=np.int64)
-            else:  # a text holds the sentinel, which is then a word of that text: text by text
-                flat = array("q")
-                for i, text in enumerate(texts):
-                    if i:
-                        flat.append(_SEPARATOR)
-                    flat.extend(chain.from_iterable(map(piece_ids.exact, analyzer.pieces(text))))
-                ids = np.frombuffer(flat, dtype=np.int64)
-        else:  # another analyzer (bigrams): its terms, looked up as they are
-            vocab, flat = self.vocab, array("q")
-            for i, text in enumerate(texts):
-                if i:
-                    flat.append(_SEPARATOR)
-                flat.extend(_known_id(vocab, term) for term in analyzer(text))
-            ids = np.frombuffer(flat, dtype=np.int64)
+        ids = self._raw_ids(texts)
         query_of = np.cumsum(ids == _SEPARATOR)  # the query each id belongs to
         known = ids >= 0
         ids, query_of = ids[known], query_of[known]
@@ -176,6 +157,32 @@ class BM25Retriever(Retriever):
         pointers = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(query_of, minlength=n), out=pointers[1:])
         return ids, pointers
+
+    def _raw_ids(self, texts: Sequence[str]) -> np.ndarray:
+        """The ids of the terms of all ``texts`` (at least one) in text order, in one array:
+        -1 for a stopword or a term the index lacks, :data:`_SEPARATOR` between two texts.
+
+        The texts are folded together and split at whitespace (:meth:`Analyzer.pieces_joined`);
+        each distinct piece is tokenised, analysed and looked up once (:class:`_PieceIds`)."""
+        analyzer = self.analyzer
+        if type(analyzer) is Analyzer:
+            piece_ids = self._piece_ids()
+            pieces = analyzer.pieces_joined(list(texts))
+            if pieces is not None:
+                return np.fromiter(chain.from_iterable(map(piece_ids.__getitem__, pieces)), dtype=np.int64)
+            # a text holds the sentinel, which is then a word of that text: text by text
+            flat = array("q")
+            for i, text in enumerate(texts):
+                if i:
+                    flat.append(_SEPARATOR)
+                flat.extend(chain.from_iterable(map(piece_ids.exact, analyzer.pieces(text))))
+            return np.frombuffer(flat, dtype=np.int64)
+        vocab, flat = self.vocab, array("q")  # another analyzer (bigrams): its terms, looked up as they are
+        for i, text in enumerate(texts):
+            if i:
+                flat.append(_SEPARATOR)
+            flat.extend(_known_id(vocab, term) for term in analyzer(text))
+        return np.frombuffer(flat, dtype=np.int64)
 
     def _piece_ids(self) -> _PieceIds:
         """Piece of folded text -> its term ids, for this analyzer and vocabulary (made anew if
@@ -194,7 +201,7 @@ class BM25Retriever(Retriever):
         batch = max(256, 250_000 // max(k, 1))
         for start in range(0, len(queries), batch):
             chunk = queries[start:start + batch]
-            results = self._hits(*self._batch_ids([q.text for q in chunk]), k)
+            results = self._found([q.text for q in chunk], k)
             for query, (docs, scores) in zip(chunk, results, strict=True):
                 run[query.id] = dict(zip(docs, scores, strict=True))
             if progress:
@@ -211,6 +218,22 @@ class BM25Retriever(Retriever):
         flat = np.fromiter(chain.from_iterable(queries), dtype=np.int64, count=int(pointers[-1]))
         return self._hits(flat, pointers, k)
 
+    def _found(self, texts: Sequence[str], k: int) -> list[tuple[list[str], list[float]]]:
+        """(document ids, scores) of each text's hits, best first; documents scoring 0 left out.
+
+        With lexir's kernel (:mod:`~lexir.retrieval.bm25_kernel`), the analysis's raw ids go to
+        it as they are (it skips unknown terms and repeats); otherwise through :meth:`_batch_ids`."""
+        if self._bm25 is None:
+            raise RuntimeError("BM25 index not built: call index() or load() first")
+        k = min(k, len(self.doc_ids))
+        if not texts or k <= 0 or not _own_kernel(self._bm25):
+            return self._hits(*self._batch_ids(texts), k)
+        ids = self._raw_ids(texts)
+        pointers = np.empty(len(texts) + 1, dtype=np.int64)
+        pointers[0], pointers[-1] = 0, len(ids)
+        pointers[1:-1] = np.flatnonzero(ids == _SEPARATOR)
+        return self._named(*bm25_kernel.top_k(self._bm25.scores, ids, pointers, k, self.dedupe_query), k)
+
     def _hits(self, flat: np.ndarray, pointers: np.ndarray, k: int) -> list[tuple[list[str], list[float]]]:
         """:meth:`_retrieve` for queries given as :meth:`_batch_ids` gives them."""
         if self._bm25 is None:
@@ -219,7 +242,9 @@ class BM25Retriever(Retriever):
         k = min(k, len(self.doc_ids))
         if not len(flat) or k <= 0:
             return [([], []) for _ in range(n)]
-        docs, scores = _top_k(self._bm25, flat, pointers, k)
+        if _own_kernel(self._bm25):
+            return self._named(*bm25_kernel.top_k(self._bm25.scores, flat, pointers, k), k)
+        docs, scores = _heap_top_k(self._bm25, flat, pointers, k)
         # Whole result matrices convert to Python at once (document numbers to ids by indexing
         # an object array). A document matching no query term is not a result (a query without
         # terms gets zeros); hits come best first, so the kept ones are a prefix of each row
@@ -237,6 +262,17 @@ class BM25Retriever(Retriever):
         for row, d, s in zip(keep.tolist(), names, values, strict=True):
             out.append(([x for x, m in zip(d, row, strict=True) if m], [x for x, m in zip(s, row, strict=True) if m]))
         return out
+
+    def _named(self, docs: np.ndarray, scores: np.ndarray, positive: np.ndarray,
+               k: int) -> list[tuple[list[str], list[float]]]:
+        """The kernel's result matrices as (document ids, scores) per query, each row cut to its
+        hits scoring above zero (a prefix: rows are sorted). Whole matrices convert to Python
+        at once (document numbers to ids by indexing an object array)."""
+        names, values = self._doc_names()[docs].tolist(), scores.tolist()
+        if not len(positive) or positive.min() == k:  # every row full: the usual case for long queries
+            return list(zip(names, values, strict=True))
+        return [(d, s) if m == k else (d[:m], s[:m])
+                for m, d, s in zip(positive.tolist(), names, values, strict=True)]
 
     def _doc_names(self) -> np.ndarray:
         """``doc_ids`` as an object array, rebuilt whenever ``doc_ids`` is replaced."""
@@ -376,9 +412,31 @@ def _kernel():
 _DIRECT_KERNEL = True
 
 
+# lexir's kernel (bm25_kernel) instead of bm25s's: bm25s's steps with less around them; a switch
+# so that the two can be compared: the results are the same, bit for bit and in the same order
+# (tests/test_bm25.py).
+_OWN_KERNEL = True
+
+
+def _own_kernel(engine: bm25s.BM25) -> bool:
+    """Whether lexir's kernel serves ``engine``: not for BM25 variants that add a score for
+    absent terms (bm25l, bm25+), nor another backend, nor without numba."""
+    return (_OWN_KERNEL and _DIRECT_KERNEL and engine.backend == "numba" and engine.nonoccurrence_array is None
+            and bm25_kernel.compiled() is not None)
+
+
 def _top_k(engine: bm25s.BM25, flat: np.ndarray, pointers: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """(document numbers, scores) of the best ``k`` documents for each query, best first; the
-    queries are known term ids, query ``i`` being ``flat[pointers[i]:pointers[i + 1]]``.
+    queries are known term ids, query ``i`` being ``flat[pointers[i]:pointers[i + 1]]``:
+    lexir's kernel where it serves, else bm25s's (:func:`_heap_top_k`); the same either way."""
+    if _own_kernel(engine):
+        docs, scores, _ = bm25_kernel.top_k(engine.scores, flat, pointers, k)
+        return docs, scores
+    return _heap_top_k(engine, flat, pointers, k)
+
+
+def _heap_top_k(engine: bm25s.BM25, flat: np.ndarray, pointers: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_top_k` by bm25s's own kernel (its heap).
 
     ``BM25.retrieve`` re-checks every id against the vocabulary and turns each query into an
     array of its own, in Python, before its kernel runs: as long again as the kernel on short

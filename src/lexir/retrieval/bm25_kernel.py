@@ -1,0 +1,127 @@
+"""lexir's BM25 retrieval kernel: bm25s's kernel, computed the same way, with less around it.
+
+bm25s scores a query by summing its terms' columns of the score matrix into one score per
+document (float32, term by term, each column in posting order), feeds every document in corpus
+order to a binary heap of ``k`` slots (the first ``k`` pushed, then any document above the
+smallest replacing it, sifted as Python's ``heapq`` sifts: down to a leaf, then back up), and sorts
+the heap with numba's ``np.argsort``. Which of several equal scores come first, and which of them
+make the cut, depend on that heap's layout; so this kernel does exactly those steps, in that
+order, and its results are bm25s's, bit for bit and in the same order (tests/test_bm25.py).
+
+What differs is around them: one score buffer for the whole batch instead of one per query; the
+heap's child choice without branches (an extra slot holding +inf stands for the missing right
+child; unsigned positions spare numba's negative-index test); and the query side read as lexir's
+analysis leaves it: ids of unknown terms and stopwords (negative) skipped, repeated terms of a
+query skipped after the first (``dedupe``), so no array passes are needed between the analysis
+and the scoring. It returns, for each query, how many of its ``k`` hits score above zero: the only
+ones lexir returns, and always a prefix of the row (scores are sorted).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+_COMPILED = None
+
+
+def _source(ids, pointers, k, dedupe, data, indptr, indices, num_docs):  # pragma: no cover - compiled by numba
+    n = len(pointers) - 1
+    k = min(k, num_docs)
+    top_scores = np.zeros((n, k), dtype=data.dtype)
+    top_docs = np.zeros((n, k), dtype=np.int32)
+    positive = np.zeros(n, dtype=np.int64)
+    scores = np.zeros(num_docs, dtype=data.dtype)
+    seen = np.full(len(indptr) - 1, -1, dtype=np.int64)  # the last query each term was scored for
+    values = np.empty(k + 1, dtype=data.dtype)
+    where = np.zeros(k + 1, dtype=np.int32)
+    values[k] = np.inf
+    zero, one, size = np.uint64(0), np.uint64(1), np.uint64(k)
+    for q in range(n):
+        if q:
+            scores[:] = 0
+        for p in range(pointers[q], pointers[q + 1]):
+            term = ids[p]
+            if term < 0:
+                continue
+            if dedupe:
+                if seen[term] == q:
+                    continue
+                seen[term] = q
+            for j in range(indptr[term], indptr[term + 1]):
+                scores[indices[j]] += data[j]
+        # The first k documents pushed.
+        for length in range(k):
+            value = scores[length]
+            pos = length
+            while pos > 0:
+                parent = (pos - 1) >> 1
+                if value < values[parent]:
+                    values[pos] = values[parent]
+                    where[pos] = where[parent]
+                    pos = parent
+                    continue
+                break
+            values[pos] = value
+            where[pos] = length
+        # Every later document above the smallest replaces it: the smaller child moves up all
+        # the way to a leaf, then the new value moves up while below its parent.
+        for d in range(k, num_docs):
+            value = scores[d]
+            if value > values[0]:
+                pos = zero
+                child = one
+                while child < size:
+                    child += np.uint64(values[child + one] < values[child])
+                    values[pos] = values[child]
+                    where[pos] = where[child]
+                    pos = child
+                    child = pos + pos + one
+                while pos > zero:
+                    parent = (pos - one) >> one
+                    if value < values[parent]:
+                        values[pos] = values[parent]
+                        where[pos] = where[parent]
+                        pos = parent
+                        continue
+                    break
+                values[pos] = value
+                where[pos] = d
+        order = np.argsort(values[:k])  # bm25s's sort: ascending, read backwards
+        count = 0
+        for r in range(k):
+            x = order[k - 1 - r]
+            top_scores[q, r] = values[x]
+            top_docs[q, r] = where[x]
+            if values[x] > 0:
+                count += 1
+        positive[q] = count
+    return top_docs, top_scores, positive
+
+
+def compiled():
+    """The kernel, compiled on first use (kept in numba's on-disk cache unless
+    ``LEXIR_NUMBA_CACHE=0``); None where numba is not importable."""
+    global _COMPILED
+    if _COMPILED is None:
+        try:
+            from numba import njit
+        except ImportError:
+            return None
+        _COMPILED = njit(nogil=True, cache=os.environ.get("LEXIR_NUMBA_CACHE") != "0")(_source)
+    return _COMPILED
+
+
+def top_k(matrix: dict, ids: np.ndarray, pointers: np.ndarray, k: int,
+          dedupe: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(document numbers, scores, positive) for each query of a batch, best first, over bm25s's
+    score matrix (``matrix``: its ``data``, ``indices``, ``indptr``, ``num_docs``), as bm25s's kernel
+    finds them; ``positive[i]`` of row ``i``'s scores are above zero. Query ``i`` is the term ids
+    ``ids[pointers[i]:pointers[i + 1]]``, negative ids skipped, and with ``dedupe`` a term's
+    repeats within its query. None where numba is not there."""
+    kernel = compiled()
+    if kernel is None:
+        return None
+    return kernel(np.asarray(ids, dtype=np.int64), np.asarray(pointers, dtype=np.int64), int(k), bool(dedupe),
+                  matrix["data"], matrix["indptr"], matrix["indices"], int(matrix["num_docs"]))

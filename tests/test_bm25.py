@@ -154,13 +154,18 @@ def test_direct_kernel_equals_bm25s_retrieve(demo_bench, monkeypatch, tmp_path, 
 
 @pytest.mark.parametrize("method", ["lucene", "robertson"])
 @pytest.mark.parametrize("dedupe", [True, False])
-def test_lexir_kernel_gives_bm25s_hits_in_bm25s_order(demo_bench, monkeypatch, tmp_path, method, dedupe):
+@pytest.mark.parametrize("blocks", [False, True])
+def test_lexir_kernel_gives_bm25s_hits_in_bm25s_order(demo_bench, monkeypatch, tmp_path, method, dedupe, blocks):
     """lexir's kernel (bm25_kernel) repeats bm25s's heap steps with less around them: every
     query's hits must be bm25s's kernel's, the same scores in the same order, ties included
-    (equal scores are common on statutes), fresh and memory-mapped, at any k."""
+    (equal scores are common on statutes), fresh and memory-mapped, at any k; with the scan
+    over blocks of documents (large corpora) too, where robertson's negative scores must not
+    be skipped."""
     from lexir.retrieval import bm25 as module
+    from lexir.retrieval import bm25_kernel
     from lexir.types import Query
 
+    monkeypatch.setattr(bm25_kernel, "_BLOCKS_FROM", 0 if blocks else 1 << 62)
     retriever = BM25Retriever(Analyzer.create("pl", "raw"), method=method, dedupe_query=dedupe).index(demo_bench.corpus)
     loaded = BM25Retriever.load(retriever.save(tmp_path / "index"))
     queries = [*demo_bench.queries.queries, Query("empty", ""), Query("unknown", "qqqq zzzz"), Query("stop", "i w z")]
@@ -184,6 +189,67 @@ def test_lexir_kernel_gives_bm25s_hits_in_bm25s_order(demo_bench, monkeypatch, t
     _, scores = module._heap_top_k(retriever._bm25, flat, pointers, 100)
     tied = ((scores[:, 1:] == scores[:, :-1]) & (scores[:, 1:] > 0)).any(axis=1)
     assert tied.sum() > len(queries) // 4
+
+
+@pytest.mark.parametrize("k", [10, 100])
+def test_lexir_kernel_skips_untouched_blocks_exactly(data_dir, monkeypatch, k):
+    """Short queries over the five Polish codes touch few of the 68 blocks of 64 articles: the
+    block scan skips the rest, and the hits must still be bm25s's, in bm25s's order."""
+    from lexir.datasets import registry
+    from lexir.retrieval import bm25 as module
+    from lexir.retrieval import bm25_kernel
+    from lexir.types import Query
+
+    corpus = registry.load("pl-codes", data_dir)
+    retriever = BM25Retriever(Analyzer.create("pl", "raw")).index(corpus)
+    # Keyword queries: each sampled article's two longest words.
+    queries = [Query(d.id, " ".join(sorted(d.text.split(), key=len)[-2:])) for d in list(corpus)[::7]]
+    flat, pointers = retriever._batch_ids([q.text for q in queries])
+    blocks_hit = [len({int(doc) >> 6 for t in flat[a:b] for doc in
+                       retriever._bm25.scores["indices"][retriever._bm25.scores["indptr"][t]:retriever._bm25.scores["indptr"][t + 1]]})
+                  for a, b in zip(pointers[:-1], pointers[1:], strict=True)]
+    assert sorted(blocks_hit)[len(blocks_hit) // 2] < (len(corpus) + 63) // 64 // 2  # most blocks are skipped
+    monkeypatch.setattr(bm25_kernel, "_BLOCKS_FROM", 0)
+    own = [(qid, list(found.items())) for qid, found in retriever.search_many(queries, k).items()]
+    monkeypatch.setattr(module, "_OWN_KERNEL", False)
+    assert own == [(qid, list(found.items())) for qid, found in retriever.search_many(queries, k).items()]
+
+
+def test_lexir_kernel_equals_bm25s_kernel_with_negative_scores():
+    """No bm25s method lexir's kernel serves stores negative scores (robertson's idf is floored
+    at 0), but a matrix may: then documents scoring 0 can enter the heap, and the block scan
+    must not skip them. Compared with bm25s's kernel itself on such a matrix, ties included."""
+    from bm25s.numba.retrieve_utils import _retrieve_internal_jitted_serial as bm25s_kernel
+
+    from lexir.retrieval import bm25_kernel
+
+    rng = np.random.default_rng(7)
+    n_docs, n_terms = 1000, 40
+    # Postings only in the first half: the second half's blocks are never touched.
+    columns = [np.sort(rng.choice(n_docs // 2, size=rng.integers(1, 60), replace=False)) for _ in range(n_terms)]
+    indptr = np.concatenate([[0], np.cumsum([len(c) for c in columns])]).astype(np.int64)
+    indices = np.concatenate(columns).astype(np.int32)
+    data = rng.choice(np.array([-1.5, -0.5, 0.25, 0.5, 1.0, 2.0], dtype=np.float32), size=len(indices))
+    queries = [rng.choice(n_terms, size=rng.integers(1, 4), replace=False) for _ in range(200)]
+    pointers = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
+    flat = np.concatenate(queries).astype(np.int64)
+    matrix = {"data": data, "indptr": indptr, "indices": indices, "num_docs": n_docs}
+    for k in (5, 50, 600):
+        ref_scores, ref_docs = bm25s_kernel(
+            query_tokens_ids_flat=flat.astype(np.int32), query_pointers=pointers.astype(np.int32), k=k, sorted=True,
+            dtype=np.dtype("float32"), int_dtype=np.dtype("int32"), data=data, indptr=indptr, indices=indices,
+            num_docs=n_docs, nonoccurrence_array=None, weight_mask=None)
+        for blocks_from in (0, 1 << 62):
+            bm25_kernel._BLOCKS_FROM = blocks_from
+            try:
+                docs, scores, positive = bm25_kernel.top_k(matrix, flat, pointers, k)
+            finally:
+                bm25_kernel._BLOCKS_FROM = 1 << 16
+            assert np.array_equal(scores, ref_scores) and np.array_equal(docs, ref_docs), (k, blocks_from)
+            assert np.array_equal(positive, (scores > 0).sum(axis=1))
+    # At k=600 the heap starts with negative scores, and documents of untouched blocks (score 0)
+    # replace them: the case where skipping those blocks would go wrong.
+    assert (ref_docs >= n_docs // 2).any()
 
 
 def _real_texts(data_dir, language: str) -> list[str]:

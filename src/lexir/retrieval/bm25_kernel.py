@@ -10,11 +10,13 @@ order, and its results are bm25s's, bit for bit and in the same order (tests/tes
 
 What differs is around them: one score buffer for the whole batch instead of one per query; the
 heap's child choice without branches (an extra slot holding +inf stands for the missing right
-child; unsigned positions spare numba's negative-index test); and the query side read as lexir's
-analysis leaves it: ids of unknown terms and stopwords (negative) skipped, repeated terms of a
-query skipped after the first (``dedupe``), so no array passes are needed between the analysis
-and the scoring. It returns, for each query, how many of its ``k`` hits score above zero: the only
-ones lexir returns, and always a prefix of the row (scores are sorted).
+child; unsigned positions spare numba's negative-index test); in a large corpus, a scan that skips
+blocks of 64 documents no query term touched (their documents score 0, and a 0 cannot enter a
+heap whose smallest value is not below 0: bm25s's heap does nothing with them); and the query side
+read as lexir's analysis leaves it: ids of unknown terms and stopwords (negative) skipped,
+repeated terms of a query skipped after the first (``dedupe``), so no array passes are needed
+between the analysis and the scoring. It returns, for each query, how many of its ``k`` hits
+score above zero: the only ones lexir returns, and always a prefix of the row (scores are sorted).
 """
 
 from __future__ import annotations
@@ -24,33 +26,54 @@ import os
 import numpy as np
 
 _COMPILED = None
+_BLOCKS_FROM = 1 << 16  # documents: from this corpus size on, the scan skips untouched blocks
 
 
-def _source(ids, pointers, k, dedupe, data, indptr, indices, num_docs):  # pragma: no cover - compiled by numba
+def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs):  # pragma: no cover - compiled by numba
     n = len(pointers) - 1
     k = min(k, num_docs)
     top_scores = np.zeros((n, k), dtype=data.dtype)
     top_docs = np.zeros((n, k), dtype=np.int32)
     positive = np.zeros(n, dtype=np.int64)
     scores = np.zeros(num_docs, dtype=data.dtype)
-    seen = np.full(len(indptr) - 1, -1, dtype=np.int64)  # the last query each term was scored for
+    # Repeats: a short query's terms are compared with its earlier terms; for long ones, a
+    # table of the last query each term was scored for (made once, when first needed).
+    seen = np.empty(0, dtype=np.int64)
+    # In a large corpus, blocks of 64 documents, marked where a query touched one: the heap's
+    # scan skips the others, whose documents all score 0 and so cannot enter a heap whose
+    # smallest value is not below 0 (bm25s's heap with them would do nothing); only those blocks
+    # are reset. In a small one a query touches nearly every block: marking would only cost.
+    touched = np.zeros((num_docs + 63) >> 6 if blocks else 0, dtype=np.bool_)
     values = np.empty(k + 1, dtype=data.dtype)
     where = np.zeros(k + 1, dtype=np.int32)
     values[k] = np.inf
     zero, one, size = np.uint64(0), np.uint64(1), np.uint64(k)
     for q in range(n):
-        if q:
-            scores[:] = 0
-        for p in range(pointers[q], pointers[q + 1]):
+        start, end = pointers[q], pointers[q + 1]
+        long_query = dedupe and end - start > 64
+        if long_query and not len(seen):
+            seen = np.full(len(indptr) - 1, -1, dtype=np.int64)
+        for p in range(start, end):
             term = ids[p]
             if term < 0:
                 continue
-            if dedupe:
+            if long_query:
                 if seen[term] == q:
                     continue
                 seen[term] = q
+            elif dedupe:
+                repeat = False
+                for earlier in range(start, p):
+                    if ids[earlier] == term:
+                        repeat = True
+                        break
+                if repeat:
+                    continue
             for j in range(indptr[term], indptr[term + 1]):
-                scores[indices[j]] += data[j]
+                doc = indices[j]
+                scores[doc] += data[j]
+                if blocks:
+                    touched[doc >> 6] = True
         # The first k documents pushed.
         for length in range(k):
             value = scores[length]
@@ -67,27 +90,40 @@ def _source(ids, pointers, k, dedupe, data, indptr, indices, num_docs):  # pragm
             where[pos] = length
         # Every later document above the smallest replaces it: the smaller child moves up all
         # the way to a leaf, then the new value moves up while below its parent.
-        for d in range(k, num_docs):
-            value = scores[d]
-            if value > values[0]:
-                pos = zero
-                child = one
-                while child < size:
-                    child += np.uint64(values[child + one] < values[child])
-                    values[pos] = values[child]
-                    where[pos] = where[child]
-                    pos = child
-                    child = pos + pos + one
-                while pos > zero:
-                    parent = (pos - one) >> one
-                    if value < values[parent]:
-                        values[pos] = values[parent]
-                        where[pos] = where[parent]
-                        pos = parent
-                        continue
-                    break
-                values[pos] = value
-                where[pos] = d
+        block_start = k
+        while block_start < num_docs:
+            block_end = min(((block_start >> 6) + 1) << 6, num_docs)
+            if blocks and not touched[block_start >> 6] and values[0] >= 0:
+                block_start = block_end
+                continue
+            for d in range(block_start, block_end):
+                value = scores[d]
+                if value > values[0]:
+                    pos = zero
+                    child = one
+                    while child < size:
+                        child += np.uint64(values[child + one] < values[child])
+                        values[pos] = values[child]
+                        where[pos] = where[child]
+                        pos = child
+                        child = pos + pos + one
+                    while pos > zero:
+                        parent = (pos - one) >> one
+                        if value < values[parent]:
+                            values[pos] = values[parent]
+                            where[pos] = where[parent]
+                            pos = parent
+                            continue
+                        break
+                    values[pos] = value
+                    where[pos] = d
+            block_start = block_end
+        if not blocks:
+            scores[:] = 0
+        for block in range(len(touched)):
+            if touched[block]:
+                scores[block << 6:min((block + 1) << 6, num_docs)] = 0
+                touched[block] = False
         order = np.argsort(values[:k])  # bm25s's sort: ascending, read backwards
         count = 0
         for r in range(k):
@@ -123,5 +159,6 @@ def top_k(matrix: dict, ids: np.ndarray, pointers: np.ndarray, k: int,
     kernel = compiled()
     if kernel is None:
         return None
+    num_docs = int(matrix["num_docs"])
     return kernel(np.asarray(ids, dtype=np.int64), np.asarray(pointers, dtype=np.int64), int(k), bool(dedupe),
-                  matrix["data"], matrix["indptr"], matrix["indices"], int(matrix["num_docs"]))
+                  num_docs >= _BLOCKS_FROM, matrix["data"], matrix["indptr"], matrix["indices"], num_docs)

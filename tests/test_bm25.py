@@ -305,6 +305,12 @@ def test_batch_query_analysis_equals_one_query_at_a_time(data_dir, language, mod
 
     expected = [alone(t) for t in texts]
     assert retriever.queries_ids(texts) == expected  # text by text (the sentinel is among them)
-    assert retriever.queries_ids(plain) == [alone(t) for t in plain]  # one batch
+    assert retriever.queries_ids(plain) == [alone(t) for t in plain]  # one batch, words all new
+    assert retriever.queries_ids(plain) == [alone(t) for t in plain]  # again, words known
+    # A batch of mostly known words and a few new ones (spliced in): the first half of the texts
+    # with the second half's words new to a fresh index.
+    fresh = BM25Retriever(analyzer).index(docs)
+    fresh.queries_ids(plain[: len(plain) // 2])
+    assert fresh.queries_ids(plain[: len(plain) // 2] + plain[-5:]) == [alone(t) for t in plain[: len(plain) // 2] + plain[-5:]]
     assert [retriever.query_ids(t) for t in texts] == expected
     assert sum(map(len, expected)) > 5 * len(texts) // 2  # real texts: most find known terms

@@ -12,7 +12,7 @@ import os
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from itertools import chain, count
+from itertools import chain, count, repeat
 from pathlib import Path
 
 import bm25s
@@ -169,7 +169,7 @@ class BM25Retriever(Retriever):
             piece_ids = self._piece_ids()
             pieces = analyzer.pieces_joined(list(texts))
             if pieces is not None:
-                return np.fromiter(chain.from_iterable(map(piece_ids.__getitem__, pieces)), dtype=np.int64)
+                return piece_ids.ids(pieces)
             # a text holds the sentinel, which is then a word of that text: text by text
             flat = array("q")
             for i, text in enumerate(texts):
@@ -334,24 +334,53 @@ class _PieceIds(dict):
     """Piece of folded query text (:meth:`Analyzer.pieces_joined`) -> the ids of its terms, -1
     for a stopword or a term the index lacks: tokenising a piece, the analysis of its tokens
     (stopword test, stem or lemma) and the vocabulary look-up, done once per distinct piece.
-    The sentinel between the texts of a batch is :data:`_SEPARATOR`. Cleared when it grows past
-    ``limit`` (a service meets new words for ever)."""
+    The sentinel between the texts of a batch is :data:`_SEPARATOR`. ``single`` holds the
+    pieces of exactly one token (nearly all) with that token's id, for :meth:`ids`. Cleared
+    when it grows past ``limit`` (a service meets new words for ever)."""
 
-    __slots__ = ("analyzer", "limit", "terms", "vocab")
+    __slots__ = ("analyzer", "limit", "single", "terms", "vocab")
 
     def __init__(self, analyzer: Analyzer, vocab: dict[str, int], limit: int = 1 << 20) -> None:
         super().__init__()
         self.analyzer, self.vocab, self.limit = analyzer, vocab, limit
         self.terms: dict[str, int] = {}  # surface token -> id
+        self.single: dict[str, int] = {}
+        self._reset()
+
+    def _reset(self) -> None:
+        self.clear()
+        self.terms.clear()
+        self.single.clear()
         self[SENTINEL] = (_SEPARATOR,)
+        self.single[SENTINEL] = _SEPARATOR
 
     def __missing__(self, piece: str) -> tuple[int, ...]:
         if len(self) >= self.limit:
-            self.clear()
-            self.terms.clear()
-            self[SENTINEL] = (_SEPARATOR,)
+            self._reset()
         found = self[piece] = self.exact(piece)
+        if len(found) == 1:
+            self.single[piece] = found[0]
         return found
+
+    def ids(self, pieces: list[str]) -> np.ndarray:
+        """The ids of the terms of ``pieces``, in order, as one array.
+
+        Each piece's id comes from ``single`` in one pass; the few pieces not there (new ones,
+        and pieces of no token or of several: "-", "1/10") are spliced in after; a mostly new
+        batch (a cold start) goes piece by piece."""
+        found = np.fromiter(map(self.single.get, pieces, repeat(_ODD)), dtype=np.int64, count=len(pieces))
+        odd = np.flatnonzero(found == _ODD).tolist()
+        if not odd:
+            return found
+        if len(odd) * 8 > len(pieces):
+            return np.fromiter(chain.from_iterable(map(self.__getitem__, pieces)), dtype=np.int64)
+        parts, last = [], 0
+        for i in odd:
+            parts.append(found[last:i])
+            parts.append(np.array(self[pieces[i]], dtype=np.int64))
+            last = i + 1
+        parts.append(found[last:])
+        return np.concatenate(parts)
 
     def exact(self, piece: str) -> tuple[int, ...]:
         """The ids of ``piece``'s terms, the sentinel taken as the word it then is."""
@@ -368,6 +397,7 @@ class _PieceIds(dict):
 
 
 _SEPARATOR = -2  # between the ids of two queries in _batch_ids
+_ODD = -3  # _PieceIds.ids: a piece not (yet) known to be one token
 
 
 def _known_id(vocab: dict[str, int], term: str) -> int:

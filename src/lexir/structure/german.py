@@ -856,31 +856,37 @@ def parse_archive(
     """
     tar_path = Path(tar_path)
     folder = _cache_folder(tar_path) if cache and limit is None else None
-    packed = _read_cache(folder) if folder is not None else None
-    if packed is None:
-        packed = _parse_packed(tar_path, limit, workers)
-        if folder is not None:
-            _write_cache(folder, packed)
+    cached = _read_cache(folder) if folder is not None else None
+    packed: list[_PackedLaw] = []
     seen: set[str] = set()
     out: list[tuple[str, Act | ParseError]] = []
     with gc_paused():
-        for name, item in packed:
+        # Laws are unpacked as the workers' batches arrive, while later batches are parsed.
+        for name, item in cached if cached is not None else _parse_packed(tar_path, limit, workers):
+            if cached is None:
+                packed.append((name, item))
             if isinstance(item, ParseError):
                 out.append((name, item))
                 continue
             act = unpack_act(item)
             _claim_id(act, name, seen)
             out.append((name, act))
+    if cached is None and folder is not None:
+        _write_cache(folder, packed)
     return out
 
 
-def _parse_packed(tar_path: Path, limit: int | None, workers: int | None) -> list[_PackedLaw]:
+def _parse_packed(tar_path: Path, limit: int | None, workers: int | None) -> Iterator[_PackedLaw]:
+    """Every law of the archive, parsed and packed, in archive order, as the batches finish."""
     workers = workers if workers is not None else available_cpus()
     batches = _batches(_law_members(tar_path, limit))
     if workers <= 1:
-        return [law for batch in batches for law in _parse_batch(batch)]
+        for batch in batches:
+            yield from _parse_batch(batch)
+        return
     with ProcessPoolExecutor(workers, mp_context=_process_context()) as pool:
-        return [law for done in pool.map(_parse_batch, batches) for law in done]
+        for done in pool.map(_parse_batch, batches):
+            yield from done
 
 
 def _process_context() -> multiprocessing.context.BaseContext:

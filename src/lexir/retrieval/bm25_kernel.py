@@ -29,6 +29,29 @@ _COMPILED = None
 _BLOCKS_FROM = 1 << 16  # documents: from this corpus size on, the scan skips untouched blocks
 
 
+def _rise_source(values, where, pos, value, doc):  # pragma: no cover - compiled by numba
+    """Put ``value`` (of document ``doc``) at heap slot ``pos``, moving it towards the root while
+    it is below its parent, as heapq's ``_siftdown`` does (strictly below: ties stay put)."""
+    while pos > 0:
+        parent = (pos - 1) >> 1
+        if value < values[parent]:
+            values[pos] = values[parent]
+            where[pos] = where[parent]
+            pos = parent
+            continue
+        break
+    values[pos] = value
+    where[pos] = doc
+
+
+try:
+    from numba import njit as _njit
+except ImportError:  # no numba: compiled() says so, and nothing here runs
+    _rise = _rise_source
+else:
+    _rise = _njit(nogil=True, inline="always")(_rise_source)
+
+
 def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs):  # pragma: no cover - compiled by numba
     n = len(pointers) - 1
     k = min(k, num_docs)
@@ -76,18 +99,7 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs): 
                     touched[doc >> 6] = True
         # The first k documents pushed.
         for length in range(k):
-            value = scores[length]
-            pos = length
-            while pos > 0:
-                parent = (pos - 1) >> 1
-                if value < values[parent]:
-                    values[pos] = values[parent]
-                    where[pos] = where[parent]
-                    pos = parent
-                    continue
-                break
-            values[pos] = value
-            where[pos] = length
+            _rise(values, where, length, scores[length], length)
         # Every later document above the smallest replaces it: the smaller child moves up all
         # the way to a leaf, then the new value moves up while below its parent.
         block_start = k
@@ -107,16 +119,7 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs): 
                         where[pos] = where[child]
                         pos = child
                         child = pos + pos + one
-                    while pos > zero:
-                        parent = (pos - one) >> one
-                        if value < values[parent]:
-                            values[pos] = values[parent]
-                            where[pos] = where[parent]
-                            pos = parent
-                            continue
-                        break
-                    values[pos] = value
-                    where[pos] = d
+                    _rise(values, where, np.int64(pos), value, d)
             block_start = block_end
         if not blocks:
             scores[:] = 0

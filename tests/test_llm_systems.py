@@ -284,3 +284,32 @@ def test_cost_table(bench, queries, tmp_path):
         from rich.console import Console
 
         Console(width=200).print(cost_table(rows))
+
+
+def test_a_server_that_dies_says_how(tmp_path):
+    """A server process that crashes after start-up (as a llama.cpp build using instructions
+    the machine refuses does: SIGILL) is reported with its signal and log, not only through the
+    clients' refused connections. A real process, killed by a real signal."""
+    import signal
+    import subprocess
+    import sys
+
+    from lexir.llm.local import LocalLlamaServer
+
+    (tmp_path / "model.gguf").write_bytes(b"GGUF")  # never loaded: no server is started here
+    srv = LocalLlamaServer(model_path=tmp_path / "model.gguf")
+    srv.log_path = tmp_path / "server.log"
+    srv.log_path.write_text("INFO:     Uvicorn running on http://127.0.0.1:1\n")
+    assert srv.died() is None  # never started
+    srv.proc = subprocess.Popen([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGILL)"])
+    srv.proc.wait(30)
+    message = srv.died()
+    assert message is not None and "SIGILL" in message and "Uvicorn running" in message
+    srv.stop()
+    assert srv.died() is None
+    srv.proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert srv.died() is None  # still running
+    finally:
+        srv.proc.send_signal(signal.SIGTERM)
+        srv.stop()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -89,6 +90,15 @@ class LocalLlamaServer:
             return self.log_path.read_text(errors="replace")[-chars:]
         except OSError:
             return ""
+
+    def died(self) -> str | None:
+        """Why the server is gone, if it exited by itself after starting (a crash: a client sees
+        only refused connections), else None."""
+        if self.proc is None or self.proc.poll() is None:
+            return None
+        code = self.proc.returncode
+        how = f"signal {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals() else f"status {code}"
+        return f"llama_cpp.server exited by itself ({how}); its log ends: {self.log_tail(600)}"
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -221,55 +221,33 @@ class BM25Retriever(Retriever):
     def _found(self, texts: Sequence[str], k: int) -> list[tuple[list[str], list[float]]]:
         """(document ids, scores) of each text's hits, best first; documents scoring 0 left out.
 
-        With lexir's kernel (:mod:`~lexir.retrieval.bm25_kernel`), the analysis's raw ids go to
-        it as they are (it skips unknown terms and repeats); otherwise through :meth:`_batch_ids`."""
-        if self._bm25 is None:
-            raise RuntimeError("BM25 index not built: call index() or load() first")
-        k = min(k, len(self.doc_ids))
-        if not texts or k <= 0 or not _own_kernel(self._bm25):
+        Where lexir's kernel serves (:mod:`~lexir.retrieval.bm25_kernel`), the analysis's raw ids
+        go to it as they are (it skips unknown terms and repeats); otherwise the ids of
+        :meth:`_batch_ids`."""
+        if not texts or self._bm25 is None or not _own_kernel(self._bm25):
             return self._hits(*self._batch_ids(texts), k)
         ids = self._raw_ids(texts)
         pointers = np.empty(len(texts) + 1, dtype=np.int64)
         pointers[0], pointers[-1] = 0, len(ids)
         pointers[1:-1] = np.flatnonzero(ids == _SEPARATOR)
-        return self._named(*bm25_kernel.top_k(self._bm25.scores, ids, pointers, k, self.dedupe_query), k)
+        return self._hits(ids, pointers, k, dedupe=self.dedupe_query)
 
-    def _hits(self, flat: np.ndarray, pointers: np.ndarray, k: int) -> list[tuple[list[str], list[float]]]:
-        """:meth:`_retrieve` for queries given as :meth:`_batch_ids` gives them."""
+    def _hits(self, flat: np.ndarray, pointers: np.ndarray, k: int,
+              dedupe: bool = False) -> list[tuple[list[str], list[float]]]:
+        """:meth:`_retrieve` for queries given as :meth:`_batch_ids` gives them (or, with
+        ``dedupe``, as :meth:`_found` hands them to lexir's kernel)."""
         if self._bm25 is None:
             raise RuntimeError("BM25 index not built: call index() or load() first")
         n = len(pointers) - 1
         k = min(k, len(self.doc_ids))
         if not len(flat) or k <= 0:
             return [([], []) for _ in range(n)]
-        if _own_kernel(self._bm25):
-            return self._named(*bm25_kernel.top_k(self._bm25.scores, flat, pointers, k), k)
-        docs, scores = _heap_top_k(self._bm25, flat, pointers, k)
+        docs, scores, positive = _top_k(self._bm25, flat, pointers, k, dedupe)
         # Whole result matrices convert to Python at once (document numbers to ids by indexing
-        # an object array). A document matching no query term is not a result (a query without
-        # terms gets zeros); hits come best first, so the kept ones are a prefix of each row
-        # unless scores can be negative.
+        # an object array); each row is then cut to its hits above zero (a document matching no
+        # query term is not a result), a prefix since rows are sorted.
         names, values = self._doc_names()[docs].tolist(), scores.tolist()
-        if scores[:, -1].min() > 0:  # every row full: the usual case for long queries
-            return list(zip(names, values, strict=True))
-        keep = scores > 0
-        n_keep = keep.sum(axis=1).tolist()
-        out: list[tuple[list[str], list[float]]] = []
-        if bool((keep[:, :-1] >= keep[:, 1:]).all()):
-            for m, d, s in zip(n_keep, names, values, strict=True):
-                out.append((d[:m], s[:m]) if m < k else (d, s))
-            return out
-        for row, d, s in zip(keep.tolist(), names, values, strict=True):
-            out.append(([x for x, m in zip(d, row, strict=True) if m], [x for x, m in zip(s, row, strict=True) if m]))
-        return out
-
-    def _named(self, docs: np.ndarray, scores: np.ndarray, positive: np.ndarray,
-               k: int) -> list[tuple[list[str], list[float]]]:
-        """The kernel's result matrices as (document ids, scores) per query, each row cut to its
-        hits scoring above zero (a prefix: rows are sorted). Whole matrices convert to Python
-        at once (document numbers to ids by indexing an object array)."""
-        names, values = self._doc_names()[docs].tolist(), scores.tolist()
-        if not len(positive) or positive.min() == k:  # every row full: the usual case for long queries
+        if positive.min() == k:  # every row full: the usual case for long queries
             return list(zip(names, values, strict=True))
         return [(d, s) if m == k else (d[:m], s[:m])
                 for m, d, s in zip(positive.tolist(), names, values, strict=True)]
@@ -450,19 +428,23 @@ _OWN_KERNEL = True
 
 def _own_kernel(engine: bm25s.BM25) -> bool:
     """Whether lexir's kernel serves ``engine``: not for BM25 variants that add a score for
-    absent terms (bm25l, bm25+), nor another backend, nor without numba."""
-    return (_OWN_KERNEL and _DIRECT_KERNEL and engine.backend == "numba" and engine.nonoccurrence_array is None
-            and bm25_kernel.compiled() is not None)
+    absent terms (bm25l, bm25+), nor another backend."""
+    return _OWN_KERNEL and _DIRECT_KERNEL and engine.backend == "numba" and engine.nonoccurrence_array is None
 
 
-def _top_k(engine: bm25s.BM25, flat: np.ndarray, pointers: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """(document numbers, scores) of the best ``k`` documents for each query, best first; the
-    queries are known term ids, query ``i`` being ``flat[pointers[i]:pointers[i + 1]]``:
-    lexir's kernel where it serves, else bm25s's (:func:`_heap_top_k`); the same either way."""
+def _top_k(engine: bm25s.BM25, flat: np.ndarray, pointers: np.ndarray, k: int,
+           dedupe: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(document numbers, scores, how many of the scores are above zero) of the best ``k``
+    documents for each query, best first; query ``i`` is the term ids
+    ``flat[pointers[i]:pointers[i + 1]]``, known ones only, unless lexir's kernel serves: it
+    skips negative ids, and with ``dedupe`` a term's repeats. lexir's kernel where it serves,
+    else bm25s's (:func:`_heap_top_k`); the same hits either way."""
     if _own_kernel(engine):
-        docs, scores, _ = bm25_kernel.top_k(engine.scores, flat, pointers, k)
-        return docs, scores
-    return _heap_top_k(engine, flat, pointers, k)
+        return bm25_kernel.top_k(engine.scores, flat, pointers, k, dedupe)
+    if dedupe:
+        raise ValueError("only lexir's kernel takes query ids with repeats and unknown terms")
+    docs, scores = _heap_top_k(engine, flat, pointers, k)
+    return docs, scores, (scores > 0).sum(axis=1)  # rows are sorted: their hits are a prefix
 
 
 def _heap_top_k(engine: bm25s.BM25, flat: np.ndarray, pointers: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

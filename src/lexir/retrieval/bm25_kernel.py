@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+from numba import njit  # bm25s's numba backend imports it anyway
 
 _COMPILED = None
 _BLOCKS_FROM = 1 << 16  # documents: from this corpus size on, the scan skips untouched blocks
@@ -44,12 +45,7 @@ def _rise_source(values, where, pos, value, doc):  # pragma: no cover - compiled
     where[pos] = doc
 
 
-try:
-    from numba import njit as _njit
-except ImportError:  # no numba: compiled() says so, and nothing here runs
-    _rise = _rise_source
-else:
-    _rise = _njit(nogil=True, inline="always")(_rise_source)
+_rise = njit(nogil=True, inline="always")(_rise_source)
 
 
 def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs):  # pragma: no cover - compiled by numba
@@ -141,27 +137,20 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs): 
 
 def compiled():
     """The kernel, compiled on first use (kept in numba's on-disk cache unless
-    ``LEXIR_NUMBA_CACHE=0``); None where numba is not importable."""
+    ``LEXIR_NUMBA_CACHE=0``)."""
     global _COMPILED
     if _COMPILED is None:
-        try:
-            from numba import njit
-        except ImportError:
-            return None
         _COMPILED = njit(nogil=True, cache=os.environ.get("LEXIR_NUMBA_CACHE") != "0")(_source)
     return _COMPILED
 
 
 def top_k(matrix: dict, ids: np.ndarray, pointers: np.ndarray, k: int,
-          dedupe: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+          dedupe: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(document numbers, scores, positive) for each query of a batch, best first, over bm25s's
     score matrix (``matrix``: its ``data``, ``indices``, ``indptr``, ``num_docs``), as bm25s's kernel
     finds them; ``positive[i]`` of row ``i``'s scores are above zero. Query ``i`` is the term ids
     ``ids[pointers[i]:pointers[i + 1]]``, negative ids skipped, and with ``dedupe`` a term's
-    repeats within its query. None where numba is not there."""
-    kernel = compiled()
-    if kernel is None:
-        return None
+    repeats within its query."""
     num_docs = int(matrix["num_docs"])
-    return kernel(np.asarray(ids, dtype=np.int64), np.asarray(pointers, dtype=np.int64), int(k), bool(dedupe),
-                  num_docs >= _BLOCKS_FROM, matrix["data"], matrix["indptr"], matrix["indices"], num_docs)
+    return compiled()(np.asarray(ids, dtype=np.int64), np.asarray(pointers, dtype=np.int64), int(k), bool(dedupe),
+                      num_docs >= _BLOCKS_FROM, matrix["data"], matrix["indptr"], matrix["indices"], num_docs)

@@ -142,7 +142,7 @@ class PhraseBM25(Retriever):
             for query in chunk:
                 run[query.id] = {}
             if len(flat) and k > 0:
-                docs, scores = _bm25_module._top_k(merged, flat, pointers, k)  # type: ignore[arg-type]
+                docs, scores, _ = _bm25_module._top_k(merged, flat, pointers, k)  # type: ignore[arg-type]
                 for row, query in enumerate(chunk):
                     keep = scores[row] > 0
                     d, s = docs[row][keep], scores[row][keep]

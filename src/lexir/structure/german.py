@@ -863,7 +863,7 @@ def parse_archive(
     with gc_paused():
         # Laws are unpacked as the workers' batches arrive, while later batches are parsed.
         for name, item in cached if cached is not None else _parse_packed(tar_path, limit, workers):
-            if cached is None:
+            if cached is None and folder is not None:  # kept for the cache
                 packed.append((name, item))
             if isinstance(item, ParseError):
                 out.append((name, item))

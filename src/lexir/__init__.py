@@ -8,11 +8,11 @@ One import gives the verbs (see :mod:`lexir.api`)::
     lexir.evaluate(run, bench.queries).mean("nDCG@10")
 """
 
-from lexir.api import build, compare, evaluate, find_citations, fuse, load, retrieve
+from lexir.api import build, compare, evaluate, find_citations, fuse, load, retrieve, train
 from lexir.types import Act, Benchmark, Corpus, Document, Provision, Qrels, Query, QuerySet, Run
 
 __version__ = "0.1.0"
 __all__ = [
     "Act", "Benchmark", "Corpus", "Document", "Provision", "Qrels", "Query", "QuerySet", "Run", "__version__",
-    "build", "compare", "evaluate", "find_citations", "fuse", "load", "retrieve",
+    "build", "compare", "evaluate", "find_citations", "fuse", "load", "retrieve", "train",
 ]

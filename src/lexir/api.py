@@ -1,4 +1,4 @@
-"""The verbs of ``import lexir``: load, build, retrieve, evaluate, compare, fuse, find_citations.
+"""The verbs of ``import lexir``: load, build, retrieve, evaluate, compare, fuse, train, find_citations.
 
 ::
 
@@ -113,6 +113,22 @@ def fuse(runs: Sequence[Run], method: str = "rrf", **params: Any) -> Run:
     from lexir.retrieval.fusion import fuse as _fuse
 
     return _fuse(runs, method, **params)
+
+
+def train(system: str, data: Any = None, *, output: str | Path, split: str | None = None,
+          language: str | None = None, corpus: Any = None, queries: str | Path | None = None,
+          qrels: str | Path | None = None, queries_format: str | None = None,
+          data_dir: str | Path | None = None, **params: Any) -> dict:
+    """Train ``system`` (``bm25-qa``, ``recommended``) on judged questions and write the model
+    folder ``output``; returns its manifest. ``data``: a registered dataset, a BEIR folder or a
+    :class:`~lexir.types.Benchmark` (its ``split``), or ``queries`` + ``qrels`` files over
+    ``corpus``. ``params``: ``base`` (a spec), ``folds``, ``depth``. Then
+    ``build(corpus, system, model=output)`` uses it (docs/train.md)."""
+    from lexir.learning.train import train_system, training_data
+
+    corp, qset, described = training_data(data, split=split, language=language, corpus=corpus, queries=queries,
+                                          qrels=qrels, queries_format=queries_format, data_dir=data_dir)
+    return train_system(system, corp, qset, output, data=described, params=params)
 
 
 def find_citations(text: str, lang: str, **kw: Any):

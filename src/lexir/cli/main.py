@@ -595,6 +595,7 @@ from lexir.cli import answer as _answer  # noqa: E402,F401  (registers answer-ev
 from lexir.cli import history as _history  # noqa: E402,F401  (registers show, diff, index update)
 from lexir.cli import scale  # noqa: E402,F401  (registers encode)
 from lexir.cli import serve as _serve  # noqa: E402,F401  (registers serve, mcp, qrels)
+from lexir.cli import train as _train  # noqa: E402,F401  (registers train)
 
 
 def main() -> None:  # pragma: no cover

@@ -80,8 +80,9 @@ class System:
     description: str
     params: dict[str, Param] = field(default_factory=dict)
     # For a system that only stands for another spec chosen per corpus language (``recommended``):
-    # language -> that spec. What it builds then changes with its table, not with its name.
-    stands_for: Callable[[str], str] | None = None
+    # (language, **resolved parameters) -> that spec. What it builds then changes with its table
+    # (or its model), not with its name.
+    stands_for: Callable[..., str] | None = None
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -112,10 +113,10 @@ class System:
 _SYSTEMS: dict[str, System] = {}
 
 
-def register_system(name: str, description: str, *, stands_for: Callable[[str], str] | None = None,
+def register_system(name: str, description: str, *, stands_for: Callable[..., str] | None = None,
                     **defaults: Any):
     """Decorator: ``@register_system("bm25", "...", k1=1.2, b=0.75)`` over a factory.
-    ``stands_for``: language -> the spec the system builds for it (see :attr:`System.stands_for`)."""
+    ``stands_for``: (language, **parameters) -> the spec the system builds (see :attr:`System.stands_for`)."""
 
     def wrap(factory: Callable[..., Retriever]) -> Callable[..., Retriever]:
         if name in _SYSTEMS:
@@ -154,6 +155,7 @@ BUILTIN_SYSTEM_MODULES = (
     "lexir.retrieval.structured",
     "lexir.retrieval.evidence",
     "lexir.retrieval.recommended",
+    "lexir.learning.systems",
     "lexir.llm.systems",
 )
 

@@ -118,8 +118,8 @@ def effective_spec(system: str, params: Mapping[str, Any] | None, language: str)
     definition = get_system(spec.name)
     values = {**spec.param_dict, **dict(params or {})}
     resolved = definition.resolve(values)  # refuses parameters the system does not take
-    if definition.stands_for is not None:
-        return effective_spec(definition.stands_for(language), None, language)
+    if definition.stands_for is not None:  # given the resolved parameters too (recommended's model=DIR)
+        return effective_spec(definition.stands_for(language, **resolved), None, language)
     for key in definition.spec_params():
         if not str(resolved[key]).strip():
             continue

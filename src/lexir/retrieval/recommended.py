@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from lexir.analysis import all_language_defaults, language_defaults
 from lexir.retrieval.base import Retriever, register_system
+from lexir.retrieval.params import Param
 from lexir.retrieval.spec import parse_spec
 from lexir.types import Corpus, Query, Run
 
@@ -37,8 +38,13 @@ class RecommendedRetriever(Retriever):
         return f"RecommendedRetriever({self.language}: {self.spec})"
 
 
-def recommended_spec(language: str) -> str:
-    """The system spec ``recommended`` builds for ``language`` (the ``*`` row if it has none)."""
+def recommended_spec(language: str, model: str = "", seen: str = "refuse") -> str:
+    """The system spec ``recommended`` builds for ``language`` (the ``*`` row if it has none); with
+    ``model``, the trained system of that model folder (:func:`lexir.learning.systems.trained_spec`)."""
+    if model:
+        from lexir.learning.systems import trained_spec
+
+        return trained_spec(model, seen)
     return language_defaults(language).recommended
 
 
@@ -48,13 +54,23 @@ def _table() -> str:
 
 
 @register_system("recommended", "the best non-LLM pipeline for the corpus's language, chosen on development "
-                 f"data ({_table()})", stands_for=recommended_spec)
-def build_recommended(corpus: Corpus, *, progress=None) -> RecommendedRetriever:
+                 f"data ({_table()}); with model=DIR (lexir train recommended) that pipeline plus what the "
+                 "model learned from judged questions", stands_for=recommended_spec,
+                 model=Param("", "a model folder written by `lexir train recommended` (empty: the unsupervised "
+                             "pipeline)", type=str),
+                 seen=Param("refuse", "with model: questions the model was trained on refuse the run, warn, "
+                            "or are allowed", choices=("refuse", "warn", "allow")))
+def build_recommended(corpus: Corpus, *, model: str = "", seen: str = "refuse", progress=None) -> RecommendedRetriever:
     from lexir.retrieval.fusion import build_parts
 
     if not corpus.language:
         raise ValueError(f"corpus {corpus.name!r} has no language: `recommended` is chosen per language "
                          "(give the corpus a language, e.g. --language el)")
+    if model:
+        from lexir.learning.systems import build_trained
+
+        inner = build_trained(corpus, model, seen=seen, expect=("recommended",))
+        return RecommendedRetriever(inner, recommended_spec(corpus.language, model, seen), corpus.language)
     spec = recommended_spec(corpus.language)
     (inner,) = build_parts(corpus, [parse_spec(spec)], progress)
     return RecommendedRetriever(inner, spec, corpus.language)

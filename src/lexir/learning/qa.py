@@ -1,0 +1,308 @@
+"""``bm25-qa``: each provision indexed together with the training questions judged relevant to it.
+
+The score of a provision for a question is a weighted sum of four evidence fields, each divided
+by its largest value for that question (so a weight means the same for a short and a long
+question)::
+
+    score = base + w_field * field + w_neighbours * neighbours + w_prior * prior
+
+- ``base``: the base system's score (``bm25`` over the provision's own text, or the language's
+  ``recommended`` pipeline), its top ``depth``;
+- ``field``: BM25 over a second field of each provision, the concatenated training questions
+  that cite it (doc2query with real questions; a provision no question cites has no field);
+- ``neighbours``: BM25 over the training questions one by one; the ``neighbours`` most similar
+  ones vote for the provisions they cite, with their BM25 score times the judgement's grade;
+- ``prior``: ``log(1 + n) / log(1 + n_max)`` for a provision cited by ``n`` training questions.
+
+Training (:func:`train_qa`) chooses the weights and the number of neighbours on inner folds of
+the training questions alone (hash folds, :mod:`lexir.learning.folds`), by nDCG@10 pooled over
+the inner folds, then indexes all training questions. Every BM25 index is lexir's own
+(:class:`~lexir.retrieval.bm25.BM25Retriever`) with the language's analyzer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from lexir.learning.folds import kfold_ids
+from lexir.learning.model import Model, TrainingQuestion
+from lexir.retrieval.base import Retriever
+from lexir.retrieval.bm25 import BM25Retriever, make_analyzer
+from lexir.types import Corpus, Document, Qrels, Query, Run
+
+# What training tries (each weight on the evidence of the module doc; the base weight is 1).
+GRID: dict[str, tuple] = {
+    "field": (0.0, 0.25, 0.5, 1.0, 2.0),
+    "neighbours": (0.0, 0.25, 0.5, 1.0, 2.0, 4.0),
+    "prior": (0.0, 0.05, 0.1, 0.2, 0.4),
+    "k": (10, 30, 100),
+}
+DEPTH = 1000  # base results used per question
+BATCH = 128  # questions scored together (dense rows of the corpus's width)
+SEEN = ("refuse", "warn", "allow")
+
+
+class SeenQueryError(ValueError):
+    """A run over questions a model was trained on (their scores would measure memory)."""
+
+
+@dataclass(frozen=True)
+class Weights:
+    field: float
+    neighbours: float
+    prior: float
+    k: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"field": self.field, "neighbours": self.neighbours, "prior": self.prior, "k": self.k}
+
+
+class Evidence:
+    """The learned fields over one corpus from a set of training questions."""
+
+    def __init__(self, corpus: Corpus, questions: Sequence[TrainingQuestion], language: str = "") -> None:
+        self.doc_ids = corpus.ids
+        column = {doc: i for i, doc in enumerate(self.doc_ids)}
+        self.column = column
+        analyzer = make_analyzer(corpus, language, "auto", True, "simplemma")
+        kept = [q for q in questions if any(d in column for d in q.relevant)]
+        self.unused = len(questions) - len(kept)  # questions citing nothing in this corpus
+        by_doc: dict[str, list[str]] = {}
+        for q in kept:
+            for doc in q.relevant:
+                if doc in column:
+                    by_doc.setdefault(doc, []).append(q.text)
+        cited = [doc for doc in self.doc_ids if doc in by_doc]
+        self.field_cols = np.array([column[d] for d in cited], dtype=np.int64)
+        self.field = BM25Retriever(analyzer).index(
+            Corpus("qa-field", [Document(d, "\n".join(by_doc[d])) for d in cited])) if cited else None
+        self.field_col = {d: column[d] for d in cited}
+        self.neighbour_index = BM25Retriever(analyzer).index(
+            Corpus("qa-questions", [Document(f"q{i}", q.text) for i, q in enumerate(kept)])) if kept else None
+        rows, cols, vals = [], [], []
+        for i, q in enumerate(kept):
+            for doc, grade in q.relevant.items():
+                if doc in column and grade > 0:
+                    rows.append(i)
+                    cols.append(column[doc])
+                    vals.append(float(grade))
+        self.votes = sparse.csr_matrix((vals, (rows, cols)), shape=(len(kept), len(self.doc_ids)), dtype=np.float32)
+        counts = np.asarray((self.votes > 0).sum(axis=0)).ravel().astype(np.float64)
+        self.prior = (np.log1p(counts) / np.log1p(counts.max())).astype(np.float32) if counts.max() > 0 \
+            else np.zeros(len(self.doc_ids), dtype=np.float32)
+
+    def matrices(self, queries: Sequence[Query], ks: Sequence[int]) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+        """(field scores, {k: neighbour votes of the k nearest questions}): dense rows, one per
+        query, each normalised by its largest value."""
+        n, width = len(queries), len(self.doc_ids)
+        field = np.zeros((n, width), dtype=np.float32)
+        if self.field is not None:
+            run = self.field.search_many(queries, k=len(self.field.doc_ids))
+            _fill(field, queries, run, self.field_col)
+        votes = {k: np.zeros((n, width), dtype=np.float32) for k in ks}
+        if self.neighbour_index is not None and ks:
+            top = max(ks)
+            run = self.neighbour_index.search_many(queries, k=top)
+            for k in ks:
+                rows, cols, vals = [], [], []
+                for i, q in enumerate(queries):
+                    for j, (qid, score) in enumerate(sorted(run.get(q.id, {}).items(), key=lambda kv: -kv[1])):
+                        if j >= k:
+                            break
+                        rows.append(i)
+                        cols.append(int(qid[1:]))
+                        vals.append(score)
+                near = sparse.csr_matrix((vals, (rows, cols)), shape=(n, self.votes.shape[0]), dtype=np.float32)
+                votes[k] = np.asarray((near @ self.votes).todense(), dtype=np.float32)
+                _normalise(votes[k])
+        _normalise(field)
+        return field, votes
+
+
+def _fill(matrix: np.ndarray, queries: Sequence[Query], run: Run, column: Mapping[str, int]) -> None:
+    for i, q in enumerate(queries):
+        hits = run.get(q.id)
+        if hits:
+            cols = [column[d] for d in hits if d in column]
+            matrix[i, cols] = [s for d, s in hits.items() if d in column]
+
+
+def _normalise(matrix: np.ndarray) -> None:
+    """Each row divided by its largest value (rows with none above zero stay zero)."""
+    top = matrix.max(axis=1, keepdims=True) if matrix.size else np.zeros((len(matrix), 1))
+    np.divide(matrix, top, out=matrix, where=top > 0)
+    np.maximum(matrix, 0, out=matrix)
+
+
+def base_matrix(base: Retriever, queries: Sequence[Query], doc_ids: Sequence[str], depth: int = DEPTH) -> np.ndarray:
+    column = {d: i for i, d in enumerate(doc_ids)}
+    matrix = np.zeros((len(queries), len(doc_ids)), dtype=np.float32)
+    _fill(matrix, queries, base.search_many(queries, k=min(depth, len(doc_ids))), column)
+    _normalise(matrix)
+    return matrix
+
+
+def combine(base: np.ndarray, field: np.ndarray, votes: np.ndarray, prior: np.ndarray, w: Weights) -> np.ndarray:
+    score = base.copy()
+    if w.field:
+        score += w.field * field
+    if w.neighbours:
+        score += w.neighbours * votes
+    if w.prior:
+        score += w.prior * prior[None, :]
+    return score
+
+
+class QuestionAugmented(Retriever):
+    """A base system plus the evidence of a model's training questions (module doc)."""
+
+    name = "bm25-qa"
+
+    def __init__(self, corpus: Corpus, base: Retriever, model: Model, weights: Weights, *,
+                 depth: int = DEPTH, seen: str = "refuse", base_spec: str = "") -> None:
+        if seen not in SEEN:
+            raise ValueError(f"seen={seen!r}; valid: {', '.join(SEEN)}")
+        self.base, self.model, self.weights, self.depth, self.seen = base, model, weights, depth, seen
+        self.base_spec = base_spec
+        self.evidence = Evidence(corpus, model.questions, corpus.language)
+        self.doc_ids = corpus.ids
+        self._trained = model.trained_texts
+        self.warnings: list[str] = []
+
+    def _check_seen(self, queries: Sequence[Query]) -> None:
+        if self.seen == "allow":
+            return
+        from lexir.learning.model import text_fingerprint
+
+        seen = [q.id for q in queries if text_fingerprint(q.text) in self._trained]
+        if not seen:
+            return
+        message = (f"{len(seen)} of {len(queries)} questions (first: {seen[0]!r}) are questions the model "
+                   f"{self.model.folder.name!r} was trained on: their scores measure memory, not retrieval")
+        if self.seen == "refuse":
+            raise SeenQueryError(message + "; evaluate on held-out questions, or pass -p seen=allow")
+        import warnings
+
+        self.warnings.append(message)
+        warnings.warn(message, stacklevel=2)
+
+    def search_many(self, queries: Sequence[Query], k: int = 100,
+                    progress: Callable[[int], None] | None = None) -> Run:
+        self._check_seen(queries)
+        run: Run = {}
+        ev, w = self.evidence, self.weights
+        for start in range(0, len(queries), BATCH):
+            chunk = list(queries[start:start + BATCH])
+            field, votes = ev.matrices(chunk, [w.k] if w.neighbours else [])
+            scores = combine(base_matrix(self.base, chunk, self.doc_ids, self.depth), field,
+                             votes.get(w.k, field), ev.prior, w)
+            for i, q in enumerate(chunk):
+                run[q.id] = dict(_top(scores[i], self.doc_ids, k))
+            if progress:
+                progress(len(chunk))
+        return run
+
+    def __repr__(self) -> str:
+        return f"QuestionAugmented(base={self.base_spec or self.base!r}, {self.weights})"
+
+
+def _top(row: np.ndarray, doc_ids: Sequence[str], k: int) -> list[tuple[str, float]]:
+    k = min(k, len(row))
+    if k <= 0:
+        return []
+    best = np.argpartition(-row, k - 1)[:k]
+    best = best[np.lexsort((best, -row[best]))]
+    return [(doc_ids[i], float(row[i])) for i in best if row[i] > 0]
+
+
+# -- training ---------------------------------------------------------------------------------
+
+
+def ndcg_at(scores: np.ndarray, gains: np.ndarray, ideal: np.ndarray, k: int = 10) -> np.ndarray:
+    """nDCG@k of each row of ``scores`` given the dense grade matrix ``gains`` and each row's
+    ideal DCG (from all its judgements); documents scoring zero are not retrieved."""
+    k = min(k, scores.shape[1])
+    top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    top_scores = np.take_along_axis(scores, top, axis=1)
+    order = np.argsort(-top_scores, axis=1, kind="stable")
+    top, top_scores = np.take_along_axis(top, order, axis=1), np.take_along_axis(top_scores, order, axis=1)
+    g = np.take_along_axis(gains, top, axis=1) * (top_scores > 0)
+    discount = 1.0 / np.log2(np.arange(2, k + 2))
+    dcg = ((2.0 ** g - 1) * discount).sum(axis=1)
+    return np.divide(dcg, ideal, out=np.zeros_like(dcg), where=ideal > 0)
+
+
+def ideal_dcg(qrels: Qrels, qids: Sequence[str], k: int = 10) -> np.ndarray:
+    discount = 1.0 / np.log2(np.arange(2, k + 2))
+    out = np.zeros(len(qids))
+    for i, q in enumerate(qids):
+        grades = sorted((g for g in qrels.get(q, {}).values() if g > 0), reverse=True)[:k]
+        out[i] = sum((2.0 ** g - 1) * discount[j] for j, g in enumerate(grades))
+    return out
+
+
+def grade_matrix(qrels: Qrels, qids: Sequence[str], column: Mapping[str, int]) -> np.ndarray:
+    gains = np.zeros((len(qids), len(column)), dtype=np.float32)
+    for i, q in enumerate(qids):
+        for doc, g in qrels.get(q, {}).items():
+            if doc in column and g > 0:
+                gains[i, column[doc]] = g
+    return gains
+
+
+def questions_of(queries: Sequence[Query], qrels: Qrels) -> list[TrainingQuestion]:
+    return [TrainingQuestion(q.id, q.text, dict(qrels.get(q.id, {}))) for q in queries]
+
+
+def choose_weights(corpus: Corpus, base: Retriever, queries: Sequence[Query], qrels: Qrels, *,
+                   folds: int = 3, grid: Mapping[str, Sequence] | None = None, depth: int = DEPTH,
+                   log: Callable[[str], None] | None = None) -> tuple[Weights, dict[str, Any]]:
+    """The grid point with the best nDCG@10 pooled over ``folds`` inner folds of ``queries``
+    (each fold's evidence built from the other folds' questions only)."""
+    grid = {**GRID, **dict(grid or {})}
+    queries = [q for q in queries if qrels.get(q.id)]
+    by_id = {q.id: q for q in queries}
+    start = time.perf_counter()
+    all_base = base_matrix(base, queries, corpus.ids, depth)
+    row_of = {q.id: i for i, q in enumerate(queries)}
+    column = {d: i for i, d in enumerate(corpus.ids)}
+    parts = []
+    for train_ids, test_ids in kfold_ids([q.id for q in queries], folds, seed="lexir-inner"):
+        if not train_ids or not test_ids:
+            continue
+        evidence = Evidence(corpus, questions_of([by_id[i] for i in train_ids], qrels), corpus.language)
+        test = [by_id[i] for i in test_ids]
+        field, votes = evidence.matrices(test, list(grid["k"]))
+        parts.append((all_base[[row_of[i] for i in test_ids]], field, votes, evidence.prior,
+                      grade_matrix(qrels, test_ids, column), ideal_dcg(qrels, test_ids)))
+    if not parts:
+        raise ValueError(f"training needs at least {folds} judged questions to choose its weights on inner folds")
+    results = []
+    for wf, wn, wp, k in itertools.product(grid["field"], grid["neighbours"], grid["prior"], grid["k"]):
+        if not wn and k != grid["k"][0]:
+            continue  # k changes nothing without neighbours
+        w = Weights(float(wf), float(wn), float(wp), int(k))
+        values = np.concatenate([ndcg_at(combine(b, f, v[w.k], p, w), g, ideal)
+                                 for b, f, v, p, g, ideal in parts])
+        results.append((float(values.mean()), w))
+    results.sort(key=lambda r: (-r[0], r[1].field + r[1].neighbours + r[1].prior))
+    best_score, best = results[0]
+    base_only = next(s for s, w in results if not (w.field or w.neighbours or w.prior))
+    info = {
+        "objective": "nDCG@10", "inner_folds": folds, "questions": len(queries),
+        "best": {"nDCG@10": round(best_score, 4), **best.as_dict()},
+        "base_only": {"nDCG@10": round(base_only, 4)},
+        "top": [{"nDCG@10": round(s, 4), **w.as_dict()} for s, w in results[:10]],
+        "grid": {key: list(values) for key, values in grid.items()},
+        "seconds": round(time.perf_counter() - start, 2),
+    }
+    if log:
+        log(f"inner {folds}-fold nDCG@10: base alone {base_only:.4f}, best {best_score:.4f} at {best.as_dict()}")
+    return best, info

@@ -1,0 +1,79 @@
+"""The trained systems: ``bm25-qa(model=DIR)``, and what ``recommended(model=DIR)`` builds.
+
+A model folder is read once per process (:func:`cached_model`, keyed by the folder and its
+manifest's sha256); the evidence indexes are built over the corpus the system is built for, from
+the model's training questions whose provisions that corpus has (a model trained over one copy
+of the BGB serves another copy with the same ids). A model trained for another language is
+refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from lexir.learning.model import Model, load_model
+from lexir.learning.qa import DEPTH, SEEN, QuestionAugmented, Weights
+from lexir.retrieval.base import register_system
+from lexir.retrieval.params import Param
+from lexir.types import Corpus
+
+_MODELS: dict[tuple[str, str], Model] = {}
+
+
+def cached_model(folder: str | Path) -> Model:
+    """The model folder, loaded once per process for each content of its manifest."""
+    path = Path(folder).resolve()
+    try:
+        digest = hashlib.sha256((path / "lexir-model.json").read_bytes()).hexdigest()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{folder} is not a lexir model folder (no lexir-model.json; "
+                                "write one with lexir train)") from None
+    key = (str(path), digest)
+    if key not in _MODELS:
+        _MODELS[key] = load_model(path)
+    return _MODELS[key]
+
+
+def build_trained(corpus: Corpus, model_dir: str, *, seen: str = "refuse", digest: str = "",
+                  base: str = "", expect: tuple[str, ...] = ("bm25-qa", "recommended")) -> QuestionAugmented:
+    """The trained system of ``model_dir`` over ``corpus`` (base: the model's, unless ``base``)."""
+    from lexir.retrieval.build import build_spec
+
+    if not model_dir:
+        raise ValueError("needs model=DIR: a folder written by `lexir train` (see docs/train.md)")
+    model = cached_model(model_dir)
+    if digest and digest != model.digest:
+        raise ValueError(f"model {model_dir}: its manifest changed since this spec was made (digest "
+                         f"{model.digest[:12]}…, expected {digest[:12]}…); rerun with the new model")
+    if model.system not in expect:
+        raise ValueError(f"model {model_dir} was trained for {model.system!r}, not {' or '.join(expect)}")
+    if corpus.language and model.manifest["language"] and corpus.language != model.manifest["language"]:
+        raise ValueError(f"model {model_dir} was trained on {model.manifest['language']!r} questions; "
+                         f"corpus {corpus.name!r} is {corpus.language!r}")
+    params = model.params
+    base_spec = base or params["base"]
+    weights = Weights(float(params["field"]), float(params["neighbours"]), float(params["prior"]), int(params["k"]))
+    return QuestionAugmented(corpus, build_spec(corpus, base_spec), model, weights,
+                             depth=int(params.get("depth", DEPTH)), seen=seen, base_spec=base_spec)
+
+
+def trained_spec(model_dir: str, seen: str = "refuse") -> str:
+    """The full spec a trained model stands for: ``bm25-qa`` with the model's base and digest
+    (so a cached run follows a retrained model, not only its path)."""
+    model = cached_model(model_dir)
+    return f"bm25-qa(model={model.folder};digest={model.digest};base={model.params['base']};seen={seen})"
+
+
+@register_system(
+    "bm25-qa",
+    "a base system (default: the model's, e.g. bm25) plus each provision's training questions as a second "
+    "BM25 field, the votes of the most similar training questions and a citation prior; weights learned "
+    "on inner folds by `lexir train bm25-qa` (docs/train.md)",
+    model=Param("", "a model folder written by `lexir train bm25-qa|recommended`", type=str),
+    base=Param("", "the base system (empty: the one the model was trained with)", names_systems="spec", type=str),
+    seen=Param("refuse", "questions the model was trained on: refuse the run, warn, or allow", choices=SEEN),
+    digest=Param("", "the model manifest's sha256, checked when given (set by recommended's spec)", type=str),
+)
+def build_bm25_qa(corpus: Corpus, *, model, base, seen, digest, progress=None) -> QuestionAugmented:
+    return build_trained(corpus, model, seen=seen, digest=digest, base=base)

@@ -1,0 +1,125 @@
+"""``lexir train``: fit a trainable system on judged questions and write its model folder.
+
+Trainable systems:
+
+- ``bm25-qa``: base ``bm25`` (the language's analysis) plus the question evidence of
+  :mod:`lexir.learning.qa`;
+- ``recommended``: the same over the language's ``recommended`` pipeline, which is what
+  ``recommended(model=DIR)`` then runs.
+
+``base=SPEC`` overrides the base, ``folds`` the inner folds the weights are chosen on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from lexir.learning.model import manifest_for, write_model
+from lexir.learning.qa import DEPTH, choose_weights, questions_of
+from lexir.types import Corpus, QuerySet
+
+TRAINABLE = ("bm25-qa", "recommended")
+OPTIONS = {"base": str, "folds": int, "depth": int}
+
+
+def default_base(system: str, language: str) -> str:
+    if system == "recommended":
+        from lexir.retrieval.recommended import recommended_spec
+
+        return recommended_spec(language)
+    return "bm25"
+
+
+def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | Path, *,
+                 data: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
+                 log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Train ``system`` on ``queries`` (with their judgements) over ``corpus``; write the model
+    folder ``output`` (atomically) and return its manifest."""
+    from lexir.retrieval.build import build_spec
+
+    if system not in TRAINABLE:
+        raise ValueError(f"system {system!r} cannot be trained; trainable: {', '.join(TRAINABLE)}")
+    options: dict[str, Any] = {}
+    for key, value in (params or {}).items():
+        if key not in OPTIONS:
+            raise ValueError(f"lexir train {system} has no parameter {key!r}; valid: {', '.join(OPTIONS)}")
+        try:
+            options[key] = OPTIONS[key](value)
+        except ValueError:
+            raise ValueError(f"parameter {key}={value!r}: expected {OPTIONS[key].__name__}") from None
+    if not corpus.language:
+        raise ValueError(f"corpus {corpus.name!r} has no language: pass --language")
+    if Path(output).exists():
+        raise ValueError(f"{output} already exists: remove it or choose another --output")
+    judged = [q for q in queries.queries if any(g > 0 for g in queries.qrels.get(q.id, {}).values())]
+    known = set(corpus.ids)
+    usable = [q for q in judged if any(d in known for d in queries.qrels[q.id])]
+    if len(usable) < 10:
+        raise ValueError(f"{queries.name}: {len(usable)} judged questions cite provisions of corpus "
+                         f"{corpus.name!r}; training needs at least 10")
+    base_spec = options.get("base") or default_base(system, corpus.language)
+    folds, depth = options.get("folds", 3), options.get("depth", DEPTH)
+    start = time.perf_counter()
+    base = build_spec(corpus, base_spec)
+    weights, selection = choose_weights(corpus, base, usable, queries.qrels, folds=folds, depth=depth, log=log)
+    params_out = {"base": base_spec, "depth": depth, **weights.as_dict()}
+    manifest = manifest_for(system, params_out, corpus=corpus, queries=usable, qrels=queries.qrels,
+                            data={**dict(data or {}), "name": queries.name,
+                                  "judged_questions": len(judged), "citing_corpus": len(usable)},
+                            extra={"selection": selection, "train_seconds": round(time.perf_counter() - start, 2)})
+    write_model(output, manifest, questions_of(usable, queries.qrels))
+    if log:
+        log(f"trained {system} on {len(usable)} questions in {manifest['train_seconds']:.1f}s -> {output}")
+    return manifest
+
+
+def training_data(data: Any = None, *, split: str | None = None, language: str | None = None,
+                  corpus: Any = None, queries: str | Path | None = None, qrels: str | Path | None = None,
+                  queries_format: str | None = None, data_dir: str | Path | None = None,
+                  notify: Callable[[str], None] | None = None) -> tuple[Corpus, QuerySet, dict[str, Any]]:
+    """(corpus, judged questions, a description for the manifest) from what ``lexir train`` is given.
+
+    ``data``: a registered dataset with queries, a BEIR folder (or a benchmark object); its
+    ``split`` only. Or ``queries`` (BEIR ``queries.jsonl``, or TREC topics / ``qid<TAB>text``
+    lines as ``lexir qrels export --topics`` writes them) with ``qrels`` (BEIR ``.tsv`` or TREC
+    qrels) over ``corpus`` (default: ``data``'s corpus). ``corpus`` may be a name, a path or a
+    :class:`~lexir.types.Corpus`."""
+    from lexir.analysis import normalise_language
+    from lexir.datasets.generic import load_benchmark, load_corpus, load_queries
+    from lexir.io import read_qrels, read_qrels_tsv
+    from lexir.types import Benchmark
+
+    if (queries is None) != (qrels is None):
+        raise ValueError("--queries and --qrels go together (questions and their judgements)")
+    described: dict[str, Any] = {"split": split or "all"}
+    if isinstance(corpus, Corpus):
+        corp = corpus.with_language(normalise_language(language)) if language else corpus
+    elif corpus is not None:
+        corp = load_corpus(str(corpus), language, data_dir, notify=notify)
+        described["corpus"] = str(corpus)
+    else:
+        corp = None
+    if queries is not None:
+        if corp is None:
+            if data is None:
+                raise ValueError("--queries needs a corpus: give DATA or --corpus")
+            corp = data.corpus if isinstance(data, Benchmark) else load_corpus(str(data), language, data_dir,
+                                                                                notify=notify)
+        fmt = queries_format or ("beir" if Path(queries).suffix == ".jsonl" else "trec")
+        qset = load_queries(queries, fmt, corp)
+        qset.qrels = read_qrels_tsv(qrels) if Path(qrels).suffix == ".tsv" else read_qrels(qrels)
+        unknown = [q for q in qset.qrels if q not in {x.id for x in qset.queries}]
+        if unknown:
+            raise ValueError(f"{qrels}: {len(unknown)} judged query ids are not in {queries} (first: {unknown[0]!r})")
+        described.update(queries=str(queries), qrels=str(qrels))
+        return corp, qset.split(split) if split else qset, described
+    if data is None:
+        raise ValueError("give DATA (a BEIR folder or registered dataset) or --queries and --qrels")
+    bench = data if isinstance(data, Benchmark) else load_benchmark(str(data), data_dir, language, notify)
+    described["data"] = bench.queries.name if isinstance(data, Benchmark) else str(data)
+    if corp is None:
+        corp = bench.corpus.with_language(normalise_language(language)) if language else bench.corpus
+    return corp, bench.queries.split(split), described

@@ -1,0 +1,207 @@
+"""lexir train, model folders, bm25-qa and recommended(model=DIR), on the real German lay
+questions of ../shared/data/de/gerlayqa-dev (read from there, never shipped)."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import lexir
+from lexir.cli.main import app
+from lexir.learning.folds import fold_of, kfold, kfold_ids, subset
+from lexir.learning.model import load_model, text_fingerprint
+from lexir.learning.qa import SeenQueryError
+from lexir.learning.train import train_system
+from lexir.retrieval.build import effective_spec
+from lexir.types import Query
+
+
+@pytest.fixture(scope="module")
+def gerlayqa(data_dir):
+    folder = data_dir / "de" / "gerlayqa-dev"
+    if not (folder / "corpus.jsonl").is_file():
+        pytest.skip("gerlayqa-dev not in ../shared/data")
+    bench = lexir.load(folder, language="de")
+    return folder, bench.corpus, bench.queries.split("dev")
+
+
+@pytest.fixture(scope="module")
+def fold(gerlayqa):
+    """Fold 0 of the 5 hash folds: a training set cut to 600 questions (to keep the test short)
+    and 200 of its evaluation questions."""
+    _, _, queries = gerlayqa
+    train, test = kfold(queries, 5)[0]
+    return subset(train, [q.id for q in train.queries[:600]]), subset(test, [q.id for q in test.queries[:200]])
+
+
+@pytest.fixture(scope="module")
+def model(gerlayqa, fold, tmp_path_factory):
+    _, corpus, _ = gerlayqa
+    out = tmp_path_factory.mktemp("models") / "qa"
+    manifest = train_system("bm25-qa", corpus, fold[0], out, data={"data": "gerlayqa-dev"}, params={"folds": 2})
+    return out, manifest
+
+
+def test_folds_partition_the_questions_and_never_share_a_text(gerlayqa):
+    _, _, queries = gerlayqa
+    folds = kfold(queries, 5)
+    evaluated = [q.id for _, test in folds for q in test.queries]
+    assert sorted(evaluated) == sorted(q.id for q in queries.queries)  # each question evaluated once
+    for train, test in folds:
+        assert {q.id for q in train.queries}.isdisjoint(q.id for q in test.queries)
+        assert {text_fingerprint(q.text) for q in train.queries}.isdisjoint(
+            text_fingerprint(q.text) for q in test.queries)
+        assert len(train) + len(test) == len(queries)
+        assert set(train.qrels) | set(test.qrels) == set(queries.qrels)
+    # by hash of the id: the same folds whatever the order, and a new question moves no other
+    ids = [q.id for q in queries.queries]
+
+    def assignment(order):
+        return {qid: i for i, (_, test) in enumerate(kfold_ids(order, 5)) for qid in test}
+
+    again = assignment(ids[::-1] + ["new-question"])
+    assert again.pop("new-question") == fold_of("new-question", 5)
+    assert again == assignment(ids)
+
+
+def test_a_duplicate_text_goes_to_the_fold_of_its_first_copy():
+    from lexir.types import QuerySet
+
+    texts = [Query(f"q{i}", f"Frage Nummer {i}") for i in range(40)]
+    copies = [Query(f"copy{i}", f"  FRAGE   nummer {i} ") for i in range(40)]
+    queries = QuerySet("t", texts + copies, {q.id: {"BGB::1": 1} for q in texts + copies})
+    for train, test in kfold(queries, 5):
+        assert {text_fingerprint(q.text) for q in train.queries}.isdisjoint(
+            text_fingerprint(q.text) for q in test.queries)
+
+
+def test_the_manifest_records_what_the_model_was_trained_on(gerlayqa, fold, model):
+    _, corpus, _ = gerlayqa
+    out, manifest = model
+    loaded = load_model(out)
+    assert loaded.manifest == manifest
+    train = fold[0]
+    assert manifest["system"] == "bm25-qa" and manifest["language"] == "de"
+    assert manifest["corpus"]["fingerprint"] == corpus.fingerprint
+    assert manifest["training"]["query_ids"] == [q.id for q in train.queries]
+    assert manifest["training"]["text_sha256"] == [text_fingerprint(q.text) for q in train.queries]
+    assert manifest["lexir_version"] == lexir.__version__ and manifest["created"][:2] == "20"
+    assert set(manifest["params"]) >= {"base", "field", "neighbours", "prior", "k"}
+    assert [q.id for q in loaded.questions] == manifest["training"]["query_ids"]
+    # a hand-edited questions file is refused, naming it
+    edited = out.parent / "edited"
+    edited.mkdir()
+    (edited / "lexir-model.json").write_text((out / "lexir-model.json").read_text())
+    lines = (out / "questions.jsonl").read_text().splitlines()
+    row = json.loads(lines[0])
+    row["text"] += " (edited)"
+    (edited / "questions.jsonl").write_text("\n".join([json.dumps(row), *lines[1:]]) + "\n")
+    with pytest.raises(ValueError, match="questions.jsonl"):
+        load_model(edited)
+
+
+def test_a_model_folder_is_written_whole_or_not_at_all(gerlayqa, fold, model, tmp_path, monkeypatch):
+    _, corpus, _ = gerlayqa
+    out, _ = model
+    with pytest.raises(ValueError, match="already exists"):
+        train_system("bm25-qa", corpus, fold[0], out)
+
+    def crash(*args):
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(os, "rename", crash)
+    target = tmp_path / "crashed"
+    with pytest.raises(OSError, match="disk gone"):
+        train_system("bm25-qa", corpus, subset(fold[0], [q.id for q in fold[0].queries[:60]]), target,
+                     params={"folds": 2})
+    assert list(tmp_path.iterdir()) == []  # neither the folder nor its temporary copy
+
+
+def test_a_run_over_training_questions_is_refused(gerlayqa, fold, model):
+    _, corpus, _ = gerlayqa
+    out, _ = model
+    trained = lexir.build(corpus, "bm25-qa", model=str(out), cache=False)
+    seen = fold[0].queries[5]
+    mixed = [*fold[1].queries[:3], Query("renamed", "  " + seen.text.upper() + " ")]
+    with pytest.raises(SeenQueryError, match="1 of 4 questions .*'renamed'"):
+        trained.search_many(mixed)
+    with pytest.warns(UserWarning, match="trained on"):
+        lexir.build(corpus, "bm25-qa", model=str(out), seen="warn", cache=False).search_many(mixed)
+    assert trained.search_many(fold[1].queries[:3])  # held-out questions are answered
+
+
+def test_the_trained_model_is_used_and_helps_on_held_out_questions(gerlayqa, fold, model):
+    _, corpus, _ = gerlayqa
+    out, manifest = model
+    test = fold[1]
+    trained = lexir.retrieve(lexir.build(corpus, "bm25-qa", model=str(out), cache=False), test)
+    base = lexir.retrieve(lexir.build(corpus, manifest["params"]["base"]), test)
+    assert trained != base
+    ours, theirs = lexir.evaluate(trained, test).mean("nDCG@10"), lexir.evaluate(base, test).mean("nDCG@10")
+    assert ours > theirs + 0.05, (ours, theirs)
+    assert lexir.evaluate(trained, test).mean("R@100") > lexir.evaluate(base, test).mean("R@100")
+
+
+def test_recommended_without_a_model_is_todays_pipeline_and_with_one_the_trained_system(gerlayqa, fold, tmp_path):
+    folder, corpus, _ = gerlayqa
+    from lexir.retrieval.recommended import recommended_spec
+
+    untrained = effective_spec("recommended", None, "de")
+    assert untrained == effective_spec(recommended_spec("de"), None, "de")
+    assert "model" not in untrained and "bm25-qa" not in untrained
+    out = tmp_path / "rec"
+    train_system("recommended", corpus, subset(fold[0], [q.id for q in fold[0].queries[:300]]), out,
+                 params={"folds": 2})
+    with_model = effective_spec("recommended", {"model": str(out)}, "de")
+    assert with_model.startswith("bm25-qa(") and load_model(out).digest in with_model
+    test = fold[1].queries[:50]
+    plain = lexir.retrieve(lexir.build(corpus, "recommended"), test)
+    learned = lexir.retrieve(lexir.build(corpus, "recommended", model=str(out)), test)
+    assert plain == lexir.retrieve(lexir.build(corpus, recommended_spec("de")), test)
+    assert learned != plain
+
+
+
+def test_recommended_refuses_a_model_trained_for_another_system(gerlayqa, model):
+    _, corpus, _ = gerlayqa
+    out, _ = model
+    with pytest.raises(ValueError, match="trained for 'bm25-qa', not recommended"):
+        lexir.build(corpus, "recommended", model=str(out), cache=False)
+    with pytest.raises(FileNotFoundError, match="not a lexir model folder"):
+        lexir.build(corpus, "recommended", model=str(out.parent / "missing"), cache=False)
+    with pytest.raises(ValueError, match="trained on 'de' questions"):
+        lexir.build(corpus.with_language("pl"), "bm25-qa", model=str(out), cache=False)
+
+
+def test_train_and_run_from_the_command_line(gerlayqa, fold, tmp_path):
+    folder, _, _ = gerlayqa
+    train, test = fold
+    queries = tmp_path / "questions.jsonl"
+    queries.write_text("".join(json.dumps({"_id": q.id, "text": q.text}, ensure_ascii=False) + "\n"
+                               for q in train.queries[:200]), encoding="utf-8")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{q.id} 0 {d} {g}\n" for q in train.queries[:200] for d, g in train.qrels[q.id].items()))
+    runner = CliRunner()
+    result = runner.invoke(app, ["train", "recommended", "--corpus", str(folder), "--language", "de",
+                                 "--queries", str(queries), "--qrels", str(qrels), "-p", "folds=2",
+                                 "--output", str(tmp_path / "m")])
+    assert result.exit_code == 0, result.output
+    assert load_model(tmp_path / "m").manifest["training"]["queries"] == 200
+    again = runner.invoke(app, ["train", "recommended", str(folder), "--split", "dev", "--language", "de",
+                                "--output", str(tmp_path / "m")])
+    assert again.exit_code == 2 and "already exists" in again.output
+    bad = runner.invoke(app, ["train", "dense", str(folder), "--output", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "trainable: bm25-qa, recommended" in bad.output
+    held = tmp_path / "held.jsonl"
+    held.write_text("".join(json.dumps({"_id": q.id, "text": q.text}, ensure_ascii=False) + "\n"
+                            for q in test.queries[:20]), encoding="utf-8")
+    run = runner.invoke(app, ["run", str(folder), "--language", "de", "--system", "recommended", "-p",
+                              f"model={tmp_path / 'm'}", "--queries", str(held), "--queries-format", "beir",
+                              "--output", str(tmp_path / "r.trec")])
+    assert run.exit_code == 0, run.output
+    assert len({line.split()[0] for line in Path(tmp_path / "r.trec").read_text().splitlines()}) == 20
+    seen = runner.invoke(app, ["run", str(folder), "--language", "de", "--split", "dev", "--system", "recommended",
+                               "-p", f"model={tmp_path / 'm'}", "--output", str(tmp_path / "s.trec")])
+    assert seen.exit_code == 2 and "trained on" in seen.output

@@ -51,12 +51,25 @@ SENTINEL = _SENTINEL = "qxzlexirsentinelqxz"
 _SEPARATOR = f" {_SENTINEL} "
 
 
-@cache
-def stopwords(language: str) -> frozenset[str]:
-    """The stopword list of ``language`` from ``data/stopwords/<code>.txt`` (empty if none)."""
+def stoplists(language: str) -> list[str]:
+    """The named alternative stopword lists of ``language`` (``data/stopwords/<code>-<name>.txt``)."""
     code = normalise_language(language)
-    path = resources.files("lexir.analysis") / "data" / "stopwords" / f"{code}.txt"
+    folder = resources.files("lexir.analysis") / "data" / "stopwords"
+    return sorted(p.name[len(code) + 1:-4] for p in folder.iterdir()
+                  if p.name.startswith(f"{code}-") and p.name.endswith(".txt"))
+
+
+@cache
+def stopwords(language: str, stoplist: str = "") -> frozenset[str]:
+    """The stopword list of ``language``: its default ``data/stopwords/<code>.txt`` (empty if none),
+    or the named list ``data/stopwords/<code>-<stoplist>.txt`` (``snowball``, ``iso``, ...)."""
+    code = normalise_language(language)
+    name = f"{code}-{stoplist}.txt" if stoplist else f"{code}.txt"
+    path = resources.files("lexir.analysis") / "data" / "stopwords" / name
     if not path.is_file():
+        if stoplist:
+            raise ValueError(f"no stopword list {stoplist!r} for language {code!r} (data/stopwords/{name}); "
+                             f"lists for {code!r}: {', '.join(stoplists(code)) or 'none'} (or '' for the default)")
         return frozenset()
     words = (line.strip() for line in path.read_text(encoding="utf-8").splitlines())
     return frozenset(_fold(w, code) for w in words if w and not w.startswith("#"))
@@ -84,6 +97,9 @@ class AnalyzerConfig:
     stopwords: bool = True
     lemmatizer: str = "simplemma"
     min_length: int = 1
+    stoplist: str = ""  # "" the language's default list, else a named one (stoplists(language))
+    verb_lemmas: bool = False  # stem mode: verb forms are stemmed from their simplemma lemma
+
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "language", normalise_language(self.language))
@@ -93,12 +109,17 @@ class AnalyzerConfig:
             raise ValueError(f"unknown lemmatizer {self.lemmatizer!r}; valid: {', '.join(LEMMATIZERS)}")
         if self.lemmatizer == "morfeusz" and self.language != "pl":
             raise ValueError("the morfeusz lemmatizer is for Polish only (language 'pl')")
+        if self.stoplist:
+            stopwords(self.language, self.stoplist)  # an unknown list fails here, with the known ones
+        if self.verb_lemmas and self.mode != "stem":
+            raise ValueError("verb_lemmas is an option of mode 'stem' (it stems a verb form's lemma)")
 
     @property
     def name(self) -> str:
         tail = f"-{self.lemmatizer}" if self.mode == "lemma" and self.lemmatizer != "simplemma" else ""
-        stop = "" if self.stopwords else "-nostop"
-        return f"{self.language}-{self.mode}{tail}{stop}"
+        stop = (f"-stop:{self.stoplist}" if self.stoplist else "") if self.stopwords else "-nostop"
+        verbs = "-verbs" if self.verb_lemmas else ""
+        return f"{self.language}-{self.mode}{verbs}{tail}{stop}"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -110,7 +131,7 @@ class Analyzer:
     def __init__(self, config: AnalyzerConfig) -> None:
         self.config = config
         self.language = config.language
-        self._stop = stopwords(config.language) if config.stopwords else frozenset()
+        self._stop = stopwords(config.language, config.stoplist) if config.stopwords else frozenset()
         self._transform = self._make_transform()
         # Lemmatisers see the token before folding (see the module docstring); folding, the
         # stopword test and the lemma then happen together, once per distinct surface token.
@@ -133,6 +154,8 @@ class Analyzer:
             if self.language not in SNOWBALL:
                 raise ValueError(f"no Snowball stemmer for language {self.language!r}")
             stemmer = Stemmer.Stemmer(SNOWBALL[self.language])
+            if self.config.verb_lemmas:
+                return _verb_lemma_stem(stemmer.stemWord, self.language)
             return stemmer.stemWord
         if self.config.lemmatizer == "morfeusz":
             lemma = _morfeusz_lemma()
@@ -228,6 +251,22 @@ class Analyzer:
 
     def __repr__(self) -> str:
         return f"Analyzer({self.config.name})"
+
+
+def _verb_lemma_stem(stem, language: str):
+    """Snowball stems that meet across verb forms: a token whose simplemma lemma is not a noun
+    (German nouns are capitalised, so their lemmas are) is stemmed from that lemma, so the
+    participle ``gekündigt`` (lemma ``kündigen``) and ``Kündigung`` both become ``kundig``, while
+    ``Gericht`` stays ``gericht`` (a rule that cut ``ge-`` and ``-t`` would make it ``rich``)."""
+    import simplemma
+
+    def form(token: str) -> str:
+        lemma = simplemma.lemmatize(token, lang=language)
+        if lemma != token and lemma[:1].islower():
+            return stem(_fold(lemma, language))
+        return stem(token)
+
+    return form
 
 
 class _FormCache(dict):

@@ -117,7 +117,7 @@ def _cached_load(name: str, root: str) -> Any:
 
 def _load_builtin_modules() -> None:
     # Importing the dataset modules registers them; done lazily to keep `import lexir` light.
-    from lexir.datasets import devsets, history, polish, refex, statutes  # noqa: F401
+    from lexir.datasets import devsets, history, lay, polish, refex, statutes  # noqa: F401
 
 
 # ---------------------------------------------------------------------------

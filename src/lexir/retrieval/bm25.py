@@ -568,7 +568,8 @@ def _build_score_matrix(engine: bm25s.BM25, term_ids: np.ndarray, lengths: np.nd
     return True
 
 
-def make_analyzer(corpus: Corpus, language: str, mode: str, stopwords: bool, lemmatizer: str) -> Analyzer:
+def make_analyzer(corpus: Corpus, language: str, mode: str, stopwords: bool, lemmatizer: str,
+                  stoplist: str = "", verb_lemmas: bool = False) -> Analyzer:
     """The analyzer of ``language`` (else the corpus's); ``mode="auto"`` is that language's default
     mode from ``lexir/analysis/data/defaults.tsv`` (each chosen on that language's development data)."""
     language = language or corpus.language
@@ -578,7 +579,8 @@ def make_analyzer(corpus: Corpus, language: str, mode: str, stopwords: bool, lem
         from lexir.analysis import language_defaults
 
         mode = language_defaults(language).mode
-    return Analyzer(AnalyzerConfig(language=language, mode=mode, stopwords=stopwords, lemmatizer=lemmatizer))
+    return Analyzer(AnalyzerConfig(language=language, mode=mode, stopwords=stopwords, lemmatizer=lemmatizer,
+                                   stoplist=stoplist, verb_lemmas=verb_lemmas))
 
 
 def _auto_modes() -> str:
@@ -596,12 +598,15 @@ def _auto_modes() -> str:
     mode=Param("auto", "text analysis: auto (the corpus language's default, lexir/analysis/data/defaults.tsv), "
                "raw tokens, Snowball stems or lemmas", choices=("auto", *MODES)),
     stopwords=True, lemmatizer="simplemma", language="",
+    stoplist=Param("", "which stopword list: '' the language's default (lexir/analysis/data/stopwords/<lang>.txt), "
+                   "or a named one, e.g. snowball (de, en), iso (stopwords-iso: de, el, en, pl)"),
+    verb_lemmas=Param(False, "mode=stem: stem a verb form from its simplemma lemma (gekündigt meets Kündigung)"),
     method="lucene", title_weight=1, dedupe_query=True,
     bigrams=Param(0.0, "weight of BM25 over adjacent term pairs added to the score (phrase evidence; 0 = off)"),
 )
-def build_bm25(corpus: Corpus, *, k1, b, mode, stopwords, lemmatizer, language, method, title_weight,
-               dedupe_query, bigrams, progress=None) -> Retriever:
-    analyzer = make_analyzer(corpus, language, mode, stopwords, lemmatizer)
+def build_bm25(corpus: Corpus, *, k1, b, mode, stopwords, lemmatizer, language, stoplist, verb_lemmas, method,
+               title_weight, dedupe_query, bigrams, progress=None) -> Retriever:
+    analyzer = make_analyzer(corpus, language, mode, stopwords, lemmatizer, stoplist, verb_lemmas)
     if bigrams:  # phrase evidence: adjacent term pairs in a second index, weighted (retrieval/evidence.py)
         from lexir.retrieval.evidence import PhraseBM25
 

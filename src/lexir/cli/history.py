@@ -76,28 +76,17 @@ def diff(
     data_dir: Path = DataDir,
 ):
     """What changed in a provision between two dates, word by word: [-removed-] {+added+}."""
-    from lexir.structure.history import HistoryError, word_diff
+    from lexir.structure.changes import diff_provision
 
     history = _history(corpus, data_dir)
-    sides = []
-    for day in (old, new):
-        try:
-            sides.append(history.version(provision, day))
-        except HistoryError as exc:
-            if "not in force" not in str(exc) or "any date" in str(exc):
-                raise
-            sides.append(None)  # not in force on that day: everything on the other side is new/gone
-    a, b = sides
-    if a is None and b is None:
-        raise CLIError(f"{provision} is in force on neither {old} nor {new}")
+    found = diff_provision(history, provision, old, new)
+    a, b = found.before, found.after
     label = lambda v, d: f"{v.version}" if v else f"not in force on {d}"  # noqa: E731
     console.print(f"[bold]{provision}[/]: {label(a, old)} -> {label(b, new)}", highlight=False)
-    if a is not None and b is not None and a.valid_from == b.valid_from:
+    if not found.changed:
         console.print(f"no change: {a.version} is in force on both dates", highlight=False)
         return
-    before = f"{a.title}\n{a.text}" if a else ""
-    after = f"{b.title}\n{b.text}" if b else ""
-    console.print(word_diff(before, after), markup=False, highlight=False)
+    console.print(found.diff, markup=False, highlight=False)
 
 
 class _IndexGroup(TyperGroup):

@@ -308,8 +308,10 @@ def create_app(state: ServiceState) -> FastAPI:
     def verify(body: VerifyRequest) -> dict:
         return core.verify(state, body.quote, body.id, body.citation, body.corpus, body.threshold)
 
+    from lexir.service.history_routes import add_history_routes
     from lexir.service.web import add_page_routes
 
+    add_history_routes(app, state)
     add_page_routes(app, state)
 
     if settings.cors_origins:

@@ -253,6 +253,14 @@ class StatuteHistory:
                 return list(law.dates)
         raise HistoryError(f"no law {act_id!r} in {self.name}; laws: {', '.join(self.law_ids())}")
 
+    def law_messages(self, act_id: str) -> dict[str, str]:
+        """Version date -> what the source says that law version is (a commit message naming the
+        amending act, for bundestag/gesetze); one day's last version counts."""
+        for law in self._laws:
+            if law.id == act_id:
+                return dict(zip(law.dates, law.messages, strict=True))
+        raise HistoryError(f"no law {act_id!r} in {self.name}; laws: {', '.join(self.law_ids())}")
+
     def check_date(self, day: str) -> str:
         day = parse_date(day)
         if day < self.first:

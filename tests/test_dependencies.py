@@ -20,6 +20,8 @@ PYPROJECT = ROOT.parent.parent / "pyproject.toml"
 # modules that belong to an extra, and say so with a clear error when it is missing
 EXTRA_OF = {
     "service/": "serve",
+    "integrations/langchain.py": "langchain",
+    "integrations/llamaindex.py": "llamaindex",
 }
 
 

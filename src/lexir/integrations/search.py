@@ -1,0 +1,242 @@
+"""One search behind both framework retrievers: in process, or over lexir's HTTP API.
+
+:class:`LocalSearch` answers through the service's own functions (:func:`lexir.service.core.search`
+over a :class:`~lexir.service.state.ServiceState`), so a hit in LangChain or LlamaIndex has the
+citation, breadcrumbs and scores a hit of ``lexir serve`` has. :class:`RemoteSearch` asks a
+running ``lexir serve`` (``GET /v1/{corpus}/search``; for a corpus with a history also
+``POST /v1/{corpus}/validity`` for the hits' ``valid_from``/``valid_to``). Either raises
+:class:`LexirSearchError` (a ``ValueError``) with the service's message for a refused search.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from lexir.service.state import LoadedCorpus, ServiceError, ServiceState, Settings
+
+
+class LexirSearchError(ValueError):
+    """A search lexir refused (unknown corpus or system, bad date, ...) or could not reach."""
+
+    def __init__(self, message: str, status: int | None = None, code: str | None = None,
+                 field: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked provision: id, full text, score and lexir's metadata."""
+
+    id: str
+    text: str
+    score: float
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def to_hit(hit: Mapping[str, Any], corpus: str, system: str, as_of: str | None,
+           validity: Mapping[str, Any] | None) -> Hit:
+    """A hit of the service's shape (``lexir.service.core.hit_json``) as a :class:`Hit`."""
+    meta: dict[str, Any] = {
+        "id": hit["id"],
+        "citation": hit["citation"],
+        "title": hit["title"],
+        "act": hit["act"]["id"],
+        "act_title": hit["act"]["title"],
+        "breadcrumbs": [crumb["label"] for crumb in hit["path"]],
+        "breadcrumb_ids": [crumb["id"] for crumb in hit["path"]],
+        "score": hit["score"],
+        "rank": hit["rank"],
+        "system": system,
+        "corpus": corpus,
+        "source": "lexir",
+    }
+    if as_of:
+        meta["as_of"] = as_of
+    if validity is not None:
+        version = validity.get(hit["id"]) or {}
+        meta["version"] = version.get("version")
+        meta["valid_from"] = version.get("valid_from")
+        meta["valid_to"] = version.get("valid_to")
+    if "explain" in hit:  # a fused system: each part's rank and score
+        meta["explain"] = hit["explain"]
+    return Hit(hit["id"], hit.get("text", ""), float(hit["score"]), meta)
+
+
+class LocalSearch:
+    """Search in process: over a registered corpus by name (loaded once, ``system`` built through the
+    index cache), or over a ``retriever`` already built on a given ``corpus`` object."""
+
+    def __init__(self, corpus: Any, system: str | None = None, retriever: Any = None,
+                 params: Mapping[str, Any] | None = None, language: str | None = None,
+                 data_dir: str | None = None) -> None:
+        from lexir.types import Benchmark
+
+        self.params = dict(params or {})
+        self.given = retriever is not None
+        if self.given:
+            if isinstance(corpus, Benchmark):
+                corpus = corpus.corpus
+            if corpus is None or isinstance(corpus, str) or not hasattr(corpus, "documents"):
+                raise LexirSearchError("a given retriever needs the Corpus it was built on (corpus=...)",
+                                       field="corpus")
+            if self.params:
+                raise LexirSearchError("params apply to a system lexir builds, not to a given retriever",
+                                       field="params")
+            self.system = system or getattr(retriever, "name", None) or type(retriever).__name__
+            loaded = LoadedCorpus(corpus.name, corpus, {"fingerprint": corpus.fingerprint})
+            loaded.index_units()
+            self.state = GivenState(Settings(systems=(self.system,)), loaded, retriever)
+            self.name = corpus.name
+        else:
+            if not isinstance(corpus, str) or not corpus:
+                raise LexirSearchError("corpus is a registered name or a path (or pass retriever= with "
+                                       "the Corpus it was built on)", field="corpus")
+            self.system = system or "bm25"
+            self.state = ServiceState(Settings(systems=(self.system,), data_dir=data_dir))
+            try:
+                self.name = self.state.add(corpus, language, graph=False).name
+            except Exception as exc:  # DatasetError, a bad spec: the user's mistake, said plainly
+                raise LexirSearchError(f"cannot load corpus {corpus!r} with system {self.system!r}: {exc}",
+                                       field="corpus") from exc
+        self.dated = self.state.corpora[self.name].dates is not None
+
+    def search(self, query: str, k: int, as_of: str | None = None) -> list[Hit]:
+        from lexir.service import core, history
+
+        if as_of and self.given:
+            raise LexirSearchError("as_of needs a corpus with a history named by its dataset "
+                                   "(corpus='de-gesetze-history'); a given retriever searches the corpus "
+                                   "it was built on", field="as_of")
+        try:
+            result = core.search(self.state, self.name, [("q", query)], k, self.system, self.params,
+                                 with_text=True, as_of=as_of or None)[0]
+            validity = None
+            if self.dated and result["hits"]:
+                validity = history.validity(self.state, self.name, [h["id"] for h in result["hits"]],
+                                            as_of)["versions"]
+        except ServiceError as exc:
+            raise LexirSearchError(exc.message, exc.status, exc.code, exc.field) from None
+        return [to_hit(h, self.name, result["system"], as_of, validity) for h in result["hits"]]
+
+    async def asearch(self, query: str, k: int, as_of: str | None = None) -> list[Hit]:
+        return await asyncio.to_thread(self.search, query, k, as_of)
+
+
+class GivenState(ServiceState):
+    """A service state of one corpus and one retriever the caller built."""
+
+    def __init__(self, settings: Settings, loaded: LoadedCorpus, retriever: Any) -> None:
+        super().__init__(settings)
+        self.corpora[loaded.name] = loaded
+        self._given = retriever
+
+    def retriever(self, loaded: LoadedCorpus, system: str | None, params: Mapping[str, Any]) -> Any:
+        if params or (system and system != self.settings.systems[0]):
+            raise ServiceError("a given retriever has no other systems or parameters", field="system")
+        return self._given
+
+
+class RemoteSearch:
+    """Search a running ``lexir serve`` at ``url`` (``http://127.0.0.1:8000``)."""
+
+    def __init__(self, url: str, corpus: str, system: str | None = None,
+                 params: Mapping[str, Any] | None = None, api_key: str | None = None,
+                 timeout: float = 60.0) -> None:
+        if not isinstance(corpus, str) or not corpus:
+            raise LexirSearchError("over HTTP, corpus is the name the server serves it under", field="corpus")
+        self.url = url.rstrip("/")
+        self.name = corpus
+        self.system = system
+        self.params = dict(params or {})
+        self.headers = {"X-API-Key": api_key} if api_key else {}
+        self.timeout = timeout
+        self._dated: bool | None = None
+        self._path = f"/v1/{quote(corpus, safe='')}"
+
+    def _query(self, query: str, k: int, as_of: str | None) -> list[tuple[str, str]]:
+        args = [("q", query), ("k", str(k))]
+        if self.system:
+            args.append(("system", self.system))
+        args += [("param", f"{key}:{value}") for key, value in self.params.items()]
+        if as_of:
+            args.append(("as_of", as_of))
+        return args
+
+    @staticmethod
+    def _body(response) -> dict[str, Any]:
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if response.status_code >= 400 or not isinstance(body, dict):
+            error = (body or {}).get("error", {}) if isinstance(body, dict) else {}
+            message = error.get("message") if isinstance(error, dict) else None
+            raise LexirSearchError(f"lexir at {response.url.host}:{response.url.port} answered "
+                                   f"{response.status_code}: {message or response.text[:200]}",
+                                   response.status_code, error.get("code") if isinstance(error, dict) else None,
+                                   error.get("field") if isinstance(error, dict) else None)
+        return body
+
+    def _hits(self, body: dict[str, Any], as_of: str | None, validity) -> list[Hit]:
+        return [to_hit(h, self.name, body["system"], as_of, validity) for h in body["hits"]]
+
+    def _dated_from(self, corpora: dict[str, Any]) -> bool:
+        entry = next((c for c in corpora.get("corpora", []) if c.get("name") == self.name), None)
+        return bool(entry and entry.get("dates"))
+
+    def search(self, query: str, k: int, as_of: str | None = None) -> list[Hit]:
+        import httpx
+
+        try:
+            with httpx.Client(base_url=self.url, headers=self.headers, timeout=self.timeout) as client:
+                body = self._body(client.get(f"{self._path}/search", params=self._query(query, k, as_of)))
+                if self._dated is None:
+                    self._dated = self._dated_from(self._body(client.get("/v1/corpora")))
+                validity = None
+                if self._dated and body["hits"]:
+                    validity = self._body(client.post(f"{self._path}/validity", json={
+                        "ids": [h["id"] for h in body["hits"]], "as_of": as_of}))["versions"]
+        except httpx.HTTPError as exc:
+            raise LexirSearchError(f"cannot reach lexir at {self.url}: {exc}") from exc
+        return self._hits(body, as_of, validity)
+
+    async def asearch(self, query: str, k: int, as_of: str | None = None) -> list[Hit]:
+        import httpx
+
+        try:
+            async with httpx.AsyncClient(base_url=self.url, headers=self.headers, timeout=self.timeout) as client:
+                body = self._body(await client.get(f"{self._path}/search", params=self._query(query, k, as_of)))
+                if self._dated is None:
+                    self._dated = self._dated_from(self._body(await client.get("/v1/corpora")))
+                validity = None
+                if self._dated and body["hits"]:
+                    validity = self._body(await client.post(f"{self._path}/validity", json={
+                        "ids": [h["id"] for h in body["hits"]], "as_of": as_of}))["versions"]
+        except httpx.HTTPError as exc:
+            raise LexirSearchError(f"cannot reach lexir at {self.url}: {exc}") from exc
+        return self._hits(body, as_of, validity)
+
+
+def searcher(corpus: Any = None, system: str | None = None, *, url: str | None = None,
+             retriever: Any = None, params: Mapping[str, Any] | None = None, api_key: str | None = None,
+             language: str | None = None, data_dir: str | None = None,
+             timeout: float = 60.0) -> LocalSearch | RemoteSearch:
+    """A :class:`RemoteSearch` when ``url`` is given, else a :class:`LocalSearch`."""
+    if url:
+        if retriever is not None:
+            raise LexirSearchError("give url (a lexir server) or retriever (in process), not both", field="url")
+        return RemoteSearch(url, corpus, system, params, api_key, timeout)
+    return LocalSearch(corpus, system, retriever, params, language, data_dir)
+
+
+def check_k(k: Any) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise LexirSearchError(f"k must be a positive integer; got {k!r}", field="k")
+    return k

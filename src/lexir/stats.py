@@ -51,7 +51,7 @@ def queryset_stats(queries: QuerySet, corpus: Corpus) -> dict:
     # are not dropped queries.
     dropped_queries = sum(n for reason, n in reasons.items() if not reason.startswith("citation:"))
     per_act = Counter(act_of(doc) for judged in queries.qrels.values() for doc in judged)
-    return {
+    result = {
         "queries": queries.name,
         "questions read": len(queries) + dropped_queries,
         "queries kept": len(queries),
@@ -67,6 +67,15 @@ def queryset_stats(queries: QuerySet, corpus: Corpus) -> dict:
         "query length (tokens)": summary([n_tokens(q.text) for q in queries.queries]),
         "gold article length (tokens)": summary([n_tokens(corpus[d].text) for d in gold_articles if d in corpus]),
     }
+    for key in ("area", "date"):  # queries that carry them (greekbar): counts per value, as the papers' appendices
+        groups: dict[str, list[int]] = {}
+        for q, count in zip(queries.queries, gold_counts, strict=True):
+            if q.meta.get(key) not in (None, ""):
+                groups.setdefault(str(q.meta[key]), []).append(count)
+        if groups:
+            result[f"per {key}"] = {value: {"queries": len(c), "qrels": sum(c), "gold per query": sum(c) / len(c)}
+                                    for value, c in sorted(groups.items())}
+    return result
 
 
 def stats(loaded: Benchmark | Corpus) -> dict:

@@ -88,6 +88,10 @@ def datasets(data_dir: Path = DataDir, verify: bool = typer.Option(True, help="C
             lines.append(f"[{colour}]{status}[/] {f.path}")
             if status != "ok":
                 lines.append(f"  [dim]from {f.repository} @ {f.commit}: {f.upstream_path}[/]")
+        if ds.folder:
+            present = (root / ds.folder).is_dir()
+            lines.append(f"[{'green' if present else 'red'}]{'present' if present else 'missing'}[/] {ds.folder}/"
+                         " [dim](found by its loader, not pinned by sha256)[/]")
         if ds.needs:
             lines.append(f"[dim](also reads {', '.join(ds.needs)})[/]")
         table.add_row(name, ", ".join(ds.provides), ds.description, "\n".join(lines) or "[dim]shipped with lexir[/]")

@@ -58,6 +58,8 @@ class Dataset:
     provides: tuple[str, ...] = ("docs",)  # docs, queries, qrels
     files: list[DataFile] = field(default_factory=list)
     needs: tuple[str, ...] = ()  # other datasets this one reads (pl-exams reads pl-codes)
+    # a folder under the data directory the loader searches itself (files not pinned by sha256 here)
+    folder: str = ""
 
     def has(self, kind: str) -> bool:
         return kind in self.provides
@@ -117,7 +119,7 @@ def _cached_load(name: str, root: str) -> Any:
 
 def _load_builtin_modules() -> None:
     # Importing the dataset modules registers them; done lazily to keep `import lexir` light.
-    from lexir.datasets import devsets, history, lay, polish, refex, statutes  # noqa: F401
+    from lexir.datasets import devsets, greekbar, history, lay, polish, refex, statutes  # noqa: F401
 
 
 # ---------------------------------------------------------------------------

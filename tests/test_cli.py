@@ -7,6 +7,7 @@ from typer.testing import CliRunner
 
 from lexir.cli.main import app
 from lexir.io import read_run
+from lexir.io.generations import current
 
 runner = CliRunner()
 
@@ -83,7 +84,7 @@ def test_search_prints_citations_and_snippets():
 def test_index_then_search_with_the_saved_index(tmp_path):
     result = invoke("index", "demo", "--output", tmp_path / "idx", "-p", "mode=stem")
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "idx" / "lexir.json").is_file()
+    assert (current(tmp_path / "idx") / "lexir.json").is_file()  # the folder's current generation
     result = invoke("search", "demo", "obrona konieczna", "--index", tmp_path / "idx", "-k", "3")
     assert result.exit_code == 0 and "kk::25" in result.output
 

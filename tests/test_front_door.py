@@ -11,6 +11,7 @@ import pytest
 
 from lexir.datasets import registry
 from lexir.datasets.generic import load_corpus
+from lexir.io.generations import current
 from lexir.retrieval.build import build_retriever
 from lexir.types import Corpus, Document
 
@@ -91,10 +92,10 @@ def test_damaged_cache_entry_is_rebuilt(tmp_path, cache):
                     language="pl")
     build_retriever(corpus, "bm25")
     (folder,) = (cache / "indexes").iterdir()
-    (folder / "lexir-cache.json").write_text("{not json", encoding="utf-8")
+    (current(folder) / "lexir-cache.json").write_text("{not json", encoding="utf-8")
     again = build_retriever(corpus, "bm25")
     assert again.search("cenę", 1)[0][0] == "a::1"
-    assert json.loads((folder / "lexir-cache.json").read_text())["format"] >= 2
+    assert json.loads((current(folder) / "lexir-cache.json").read_text())["format"] >= 2
 
 
 # -- one import --------------------------------------------------------------------------------

@@ -96,3 +96,47 @@ def test_verb_lemmas_make_a_participle_meet_its_noun_and_leave_nouns_alone():
     assert verbs.config.name != plain.config.name
     with pytest.raises(ValueError, match="verb_lemmas is an option of mode 'stem'"):
         AnalyzerConfig("de", "raw", verb_lemmas=True)
+
+
+# Art. 56 GG as de-gesetze has it: the oath that lexir's hand-written stopwords let an everyday
+# question ("mir", "ich", "mein") find first.
+GG56 = ('Der Bundespräsident leistet bei seinem Amtsantritt vor den versammelten Mitgliedern des Bundestages und des '
+        'Bundesrates folgenden Eid:\n* "Ich schwöre, daß ich meine Kraft dem Wohle des deutschen Volkes widmen, seinen '
+        'Nutzen mehren, Schaden von ihm wenden, das Grundgesetz und die Gesetze des Bundes wahren und verteidigen, meine '
+        'Pflichten gewissenhaft erfüllen und Gerechtigkeit gegen jedermann üben werde. So wahr mir Gott helfe."\n'
+        'Der Eid kann auch ohne religiöse Beteuerung geleistet werden.')
+EIGENBEDARF = ("Mein Vermieter hat mir wegen Eigenbedarf gekündigt, obwohl er die Wohnung gar nicht selbst nutzen will. "
+               "Was kann ich tun?")
+
+
+def test_a_newcomers_question_finds_the_tenancy_law_not_the_oath(lay_folder):
+    import lexir
+    from lexir.types import Document
+
+    docs = read_corpus_jsonl(lay_folder / "corpus.jsonl") + [Document("GG::56", GG56)]
+    corpus = Corpus("bgb+gg56", docs, language="de")
+    top = lambda **p: list(lexir.retrieve(lexir.build(corpus, "bm25", cache=False, **p), {"q": EIGENBEDARF}, k=5)["q"])  # noqa: E731
+    assert top(mode="stem")[0] == "GG::56"  # the analysis German had before (hand-written stopwords)
+    found = top()  # German's default analysis now (mode=auto)
+    assert "GG::56" not in found and "BGB::573" in found  # § 573: the landlord's notice for own use
+
+
+def test_a_language_row_carries_analyzer_options_and_mode_auto_uses_them():
+    from lexir.analysis.defaults import parse_defaults
+    from lexir.retrieval.bm25 import make_analyzer
+
+    rows = parse_defaults("de\tstem;stoplist=snowball;verb_lemmas=true\tbm25\tx\n*\traw\tbm25\tx\n")
+    assert rows["de"].mode == "stem" and rows["de"].options() == {"stoplist": "snowball", "verb_lemmas": True}
+    with pytest.raises(ValueError, match="line 1 \\(field 'mode'\\): bad analyzer option 'stopset=x'"):
+        parse_defaults("de\tstem;stopset=x\tbm25\tx\n*\traw\tbm25\tx\n")
+    corpus = Corpus("c", [], language="de")
+    auto = make_analyzer(corpus, "", "auto", True, "simplemma").config
+    explicit = make_analyzer(corpus, "", "stem", True, "simplemma").config
+    assert (explicit.stoplist, explicit.verb_lemmas) == ("", False)  # an explicit mode is what it says
+    from lexir.analysis import language_defaults
+
+    assert (auto.mode, auto.stoplist, auto.verb_lemmas) == (language_defaults("de").mode,
+                                                            language_defaults("de").options().get("stoplist", ""),
+                                                            language_defaults("de").options().get("verb_lemmas", False))
+    chosen = make_analyzer(corpus, "", "auto", True, "simplemma", stoplist="lexir").config
+    assert chosen.stoplist == ""  # lexir's own list asked for by name, over the row's choice

@@ -69,7 +69,7 @@ def stopwords(language: str, stoplist: str = "") -> frozenset[str]:
     if not path.is_file():
         if stoplist:
             raise ValueError(f"no stopword list {stoplist!r} for language {code!r} (data/stopwords/{name}); "
-                             f"lists for {code!r}: {', '.join(stoplists(code)) or 'none'} (or '' for the default)")
+                             f"lists for {code!r}: lexir, {', '.join(stoplists(code)) or '(no other)'}")
         return frozenset()
     words = (line.strip() for line in path.read_text(encoding="utf-8").splitlines())
     return frozenset(_fold(w, code) for w in words if w and not w.startswith("#"))
@@ -97,7 +97,7 @@ class AnalyzerConfig:
     stopwords: bool = True
     lemmatizer: str = "simplemma"
     min_length: int = 1
-    stoplist: str = ""  # "" the language's default list, else a named one (stoplists(language))
+    stoplist: str = ""  # "" (or "lexir") lexir's own list, data/stopwords/<code>.txt; else a named one
     verb_lemmas: bool = False  # stem mode: verb forms are stemmed from their simplemma lemma
 
 
@@ -109,6 +109,8 @@ class AnalyzerConfig:
             raise ValueError(f"unknown lemmatizer {self.lemmatizer!r}; valid: {', '.join(LEMMATIZERS)}")
         if self.lemmatizer == "morfeusz" and self.language != "pl":
             raise ValueError("the morfeusz lemmatizer is for Polish only (language 'pl')")
+        if self.stoplist == "lexir":  # lexir's own list by name: the language's <code>.txt
+            object.__setattr__(self, "stoplist", "")
         if self.stoplist:
             stopwords(self.language, self.stoplist)  # an unknown list fails here, with the known ones
         if self.verb_lemmas and self.mode != "stem":

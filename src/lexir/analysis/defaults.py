@@ -16,6 +16,10 @@ from lexir.analysis.analyzer import MODES
 from lexir.analysis.languages import normalise_language
 from lexir.io.tables import table_rows
 
+# Analyzer options a row's mode may carry after ";" (``stem;stoplist=iso;verb_lemmas=true``), with
+# how each value is read.
+OPTIONS = {"stoplist": str, "verb_lemmas": lambda v: {"true": True, "false": False}[v]}
+
 
 @dataclass(frozen=True)
 class LanguageDefaults:
@@ -23,6 +27,11 @@ class LanguageDefaults:
     mode: str
     recommended: str  # a system spec, e.g. "wrrf(systems=bm25+bm25(mode=stem))"
     chosen_on: str
+    analysis: tuple[tuple[str, object], ...] = ()  # analyzer options of mode=auto beside the mode
+
+    def options(self) -> dict[str, object]:
+        """The analyzer options of ``mode=auto`` in this language, beyond the mode itself."""
+        return dict(self.analysis)
 
 
 @cache
@@ -36,13 +45,22 @@ def parse_defaults(text: str, source: str = "defaults.tsv") -> dict[str, Languag
     rows: dict[str, LanguageDefaults] = {}
     for lineno, cells in table_rows(text, source, 4):
         language, mode, recommended, chosen = (c.strip() for c in cells)
+        mode, *extra = (part.strip() for part in mode.split(";"))
+        analysis = []
+        for option in extra:
+            key, _, value = option.partition("=")
+            try:
+                analysis.append((key.strip(), OPTIONS[key.strip()](value.strip())))
+            except KeyError:
+                raise ValueError(f"{source} line {lineno} (field 'mode'): bad analyzer option {option!r}; valid: "
+                                 "stoplist=NAME, verb_lemmas=true|false") from None
         if mode not in MODES:
             raise ValueError(f"{source} line {lineno} (field 'mode'): {mode!r} is not one of {', '.join(MODES)}")
         try:
             code = language if language == "*" else normalise_language(language)
         except ValueError as err:
             raise ValueError(f"{source} line {lineno} (field 'language'): {err}") from None
-        rows[code] = LanguageDefaults(code, mode, recommended, chosen)
+        rows[code] = LanguageDefaults(code, mode, recommended, chosen, tuple(analysis))
     if "*" not in rows:
         raise ValueError(f"{source} has no '*' row for languages without their own")
     return rows

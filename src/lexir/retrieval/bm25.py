@@ -20,6 +20,7 @@ import numpy as np
 
 from lexir.analysis import MODES, Analyzer, AnalyzerConfig
 from lexir.analysis.analyzer import SENTINEL
+from lexir.io.generations import loads, new_generation
 from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval import bm25_kernel
 from lexir.retrieval.base import Retriever, register_system
@@ -283,13 +284,15 @@ class BM25Retriever(Retriever):
         }
 
     def save(self, folder: str | Path) -> Path:
+        """A new generation of ``folder`` (:mod:`lexir.io.generations`): bm25s's files and ``lexir.json``."""
         folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        self._bm25.save(str(folder), corpus=None)
-        write_marker(folder / "lexir.json", {**self.config(), "doc_ids": self.doc_ids})
+        with new_generation(folder) as gen:
+            self._bm25.save(str(gen.path), corpus=None)
+            write_marker(gen / "lexir.json", {**self.config(), "doc_ids": self.doc_ids})
         return folder
 
     @classmethod
+    @loads
     def load(cls, folder: str | Path, mmap: bool = True) -> BM25Retriever:
         folder = Path(folder)
         meta = read_marker(folder / "lexir.json", "lexir BM25 index", FORMAT_VERSION)
@@ -571,14 +574,19 @@ def _build_score_matrix(engine: bm25s.BM25, term_ids: np.ndarray, lengths: np.nd
 def make_analyzer(corpus: Corpus, language: str, mode: str, stopwords: bool, lemmatizer: str,
                   stoplist: str = "", verb_lemmas: bool = False) -> Analyzer:
     """The analyzer of ``language`` (else the corpus's); ``mode="auto"`` is that language's default
-    mode from ``lexir/analysis/data/defaults.tsv`` (each chosen on that language's development data)."""
+    analysis from ``lexir/analysis/data/defaults.tsv`` (each chosen on that language's development
+    data): its mode and the options the row names beside it (German: stopwords-iso, verb lemmas),
+    a ``stoplist`` or ``verb_lemmas`` given here taking precedence."""
     language = language or corpus.language
     if not language:
         raise ValueError(f"corpus {corpus.name!r} has no language: pass language=… (any Snowball language)")
     if mode == "auto":
         from lexir.analysis import language_defaults
 
-        mode = language_defaults(language).mode
+        row = language_defaults(language)
+        mode, options = row.mode, row.options()
+        stoplist = stoplist or str(options.get("stoplist", ""))
+        verb_lemmas = verb_lemmas or bool(options.get("verb_lemmas", False))
     return Analyzer(AnalyzerConfig(language=language, mode=mode, stopwords=stopwords, lemmatizer=lemmatizer,
                                    stoplist=stoplist, verb_lemmas=verb_lemmas))
 
@@ -598,9 +606,11 @@ def _auto_modes() -> str:
     mode=Param("auto", "text analysis: auto (the corpus language's default, lexir/analysis/data/defaults.tsv), "
                "raw tokens, Snowball stems or lemmas", choices=("auto", *MODES)),
     stopwords=True, lemmatizer="simplemma", language="",
-    stoplist=Param("", "which stopword list: '' the language's default (lexir/analysis/data/stopwords/<lang>.txt), "
-                   "or a named one, e.g. snowball (de, en), iso (stopwords-iso: de, el, en, pl)"),
-    verb_lemmas=Param(False, "mode=stem: stem a verb form from its simplemma lemma (gekündigt meets Kündigung)"),
+    stoplist=Param("", "which stopword list: '' lexir's own (lexir/analysis/data/stopwords/<lang>.txt; with "
+                   "mode=auto the language's choice), or a named one: snowball (de, en), iso (stopwords-iso: de, el, "
+                   "en, pl)"),
+    verb_lemmas=Param(False, "mode=stem: stem a verb form from its simplemma lemma (gekündigt meets Kündigung); "
+                      "mode=auto: on where the language's row says so (de)"),
     method="lucene", title_weight=1, dedupe_query=True,
     bigrams=Param(0.0, "weight of BM25 over adjacent term pairs added to the score (phrase evidence; 0 = off)"),
 )

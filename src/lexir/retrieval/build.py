@@ -11,9 +11,10 @@ under ``cache_dir()/indexes``, keyed by everything that changes the index: the s
 resolved parameters, the corpus fingerprint, the corpus language (which picks the analyzer
 when the parameters leave it open), :data:`INDEX_FORMAT` and a digest of the code that makes an
 index (analysis with its word lists, retrieval, structure: :func:`index_code_digest`), so an
-index built before a stopword list or a tokenizer changed is rebuilt, never served. The folder is complete only
-once its marker is written (atomically, by :mod:`lexir.io.markers`); a damaged entry is
-rebuilt, never trusted.
+index built before a stopword list or a tokenizer changed is rebuilt, never served. An entry is
+saved as one generation of its folder (:mod:`lexir.io.generations`), the retriever's files with
+the marker that makes it an entry, so a crash leaves the entry complete or absent; a damaged
+entry is rebuilt, never trusted; an entry another process is writing is not written twice.
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ import hashlib
 import importlib
 import inspect
 import json
-import shutil
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from lexir.io.generations import FolderLocked, new_generation, read_current
 from lexir.io.markers import read_marker, write_marker
 from lexir.io.paths import cache_dir, code_digest, safe_name
 from lexir.retrieval.base import Retriever, get_system
@@ -82,12 +83,12 @@ def build_retriever(
     if not cache:
         return definition.build(corpus, resolved, progress=progress, **context)
     folder = index_folder(spec.name, resolved, corpus)
-    marker = folder / CACHE_MARKER
-    if marker.is_file():
-        try:
-            return _load_cached(folder, read_marker(marker, "cached index", INDEX_FORMAT)["class"], corpus)
-        except (OSError, ValueError, KeyError, ImportError, AttributeError):
-            shutil.rmtree(folder, ignore_errors=True)  # a damaged cache entry is rebuilt, not trusted
+    try:
+        cached = read_current(folder, lambda path: _cache_entry(path, corpus))
+    except (OSError, ValueError, KeyError, ImportError, AttributeError):
+        cached = None  # a damaged cache entry is rebuilt (a new generation), not trusted
+    if cached is not None:
+        return cached
     retriever = definition.build(corpus, resolved, progress=progress, **context)
     cache_index(retriever, folder)
     return retriever
@@ -98,11 +99,21 @@ def cache_index(retriever: Retriever, folder: Path) -> bool:
     False for one that cannot be saved."""
     if not (hasattr(retriever, "save") and hasattr(type(retriever), "load")):
         return False
-    retriever.save(folder)
     cls = type(retriever)
-    # The marker is written last: it is what makes the folder a usable cache entry.
-    write_marker(folder / CACHE_MARKER, {"format": INDEX_FORMAT, "class": f"{cls.__module__}:{cls.__qualname__}"})
+    try:
+        with new_generation(folder, timeout=0) as gen:
+            retriever.save(gen.path)
+            write_marker(gen / CACHE_MARKER, {"format": INDEX_FORMAT, "class": f"{cls.__module__}:{cls.__qualname__}"})
+    except FolderLocked:
+        return False  # another process is saving this entry (the same index: same key)
     return True
+
+
+def _cache_entry(folder: Path, corpus: Corpus) -> Retriever | None:
+    marker = folder / CACHE_MARKER
+    if not marker.is_file():
+        return None
+    return _load_cached(folder, read_marker(marker, "cached index", INDEX_FORMAT)["class"], corpus)
 
 
 def effective_spec(system: str, params: Mapping[str, Any] | None, language: str) -> str:
@@ -156,10 +167,11 @@ def save_index(retriever: Retriever, folder: str | Path, system: str = "") -> Pa
         raise ValueError(f"system {system or retriever.name!r} cannot be saved as an index "
                          "(saveable: bm25, dense, dense-rocchio, bm25-chunks ...)")
     folder = Path(folder)
-    retriever.save(folder)
     cls = type(retriever)
-    write_marker(folder / INDEX_MARKER, {"format": INDEX_FORMAT, "class": f"{cls.__module__}:{cls.__qualname__}",
-                                         "system": system})
+    with new_generation(folder) as gen:  # the retriever's files and the marker: one generation
+        retriever.save(gen.path)
+        write_marker(gen / INDEX_MARKER, {"format": INDEX_FORMAT, "class": f"{cls.__module__}:{cls.__qualname__}",
+                                          "system": system})
     return folder
 
 
@@ -178,8 +190,18 @@ def load_index(folder: str | Path, corpus: Corpus | None = None) -> Retriever:
     """A saved index; with ``corpus``, refused unless it was built from that corpus's text.
 
     The class to load it with is named by :func:`save_index`'s marker, else by the folder's
-    own ``lexir.json`` (what a retriever's ``save`` writes: its ``class``, or its ``system``)."""
+    own ``lexir.json`` (what a retriever's ``save`` writes: its ``class``, or its ``system``).
+    It reads the folder's current generation (:mod:`lexir.io.generations`), or the folder itself
+    when it was saved before generations."""
     folder = Path(folder)
+    retriever = read_current(folder, lambda path: _load_index_at(path, corpus))
+    fingerprint = getattr(retriever, "fingerprint", None)
+    if corpus is not None and fingerprint and fingerprint != corpus.fingerprint:
+        raise ValueError(f"index {folder} was built from a different corpus than {corpus.name!r}")
+    return retriever
+
+
+def _load_index_at(folder: Path, corpus: Corpus | None) -> Retriever:
     marker = folder / INDEX_MARKER
     if marker.is_file():
         class_path = read_marker(marker, "lexir index", INDEX_FORMAT)["class"]
@@ -189,8 +211,4 @@ def load_index(folder: str | Path, corpus: Corpus | None = None) -> Retriever:
         if not class_path:
             raise ValueError(f"{folder / 'lexir.json'}: unknown system {own.get('system')!r}; "
                              f"valid: {', '.join(SAVED_BY)}")
-    retriever = _load_cached(folder, class_path, corpus)
-    fingerprint = getattr(retriever, "fingerprint", None)
-    if corpus is not None and fingerprint and fingerprint != corpus.fingerprint:
-        raise ValueError(f"index {folder} was built from a different corpus than {corpus.name!r}")
-    return retriever
+    return _load_cached(folder, class_path, corpus)

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from lexir.encoders import CachedEncoder, Encoder, chunk_words, get_encoder, normalize
+from lexir.io.generations import loads, new_generation
 from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.bm25 import corpus_fingerprint
@@ -204,17 +205,18 @@ class DenseRetriever(Retriever):
         }
 
     def save(self, folder: str | Path) -> Path:
+        """A new generation of ``folder`` (:mod:`lexir.io.generations`): the vector index, the chunks'
+        articles, the article vectors and ``lexir.json``."""
         folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        marker = folder / "lexir.json"
-        marker.unlink(missing_ok=True)  # an interrupted overwrite must not look complete
-        self.vectors.save(folder)
-        np.save(folder / "chunk_doc.npy", self.chunk_doc)
-        np.save(folder / "article_vectors.npy", self.article_vectors)
-        write_marker(marker, {**self.config(), "doc_ids": self.doc_ids})
+        with new_generation(folder) as gen:
+            self.vectors.save(gen.path)
+            np.save(gen / "chunk_doc.npy", self.chunk_doc)
+            np.save(gen / "article_vectors.npy", self.article_vectors)
+            write_marker(gen / "lexir.json", {**self.config(), "doc_ids": self.doc_ids})
         return folder
 
     @classmethod
+    @loads
     def load(cls, folder: str | Path, encoder: Encoder | None = None, cache: bool = True,
              mmap: bool = False) -> DenseRetriever:
         """A saved index; the encoder is rebuilt from the saved spec unless one is given

@@ -24,6 +24,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from lexir.analysis import Analyzer
+from lexir.io.generations import loads, new_generation
 from lexir.retrieval import bm25 as _bm25_module
 from lexir.retrieval.base import Retriever, register_system, top_scores
 from lexir.retrieval.bm25 import BM25Retriever
@@ -154,12 +155,14 @@ class PhraseBM25(Retriever):
 
     def save(self, folder: str | Path) -> Path:
         folder = Path(folder)
-        self.terms.save(folder / "terms")
-        self.pairs.save(folder / "pairs")
-        (folder / "phrase.json").write_text(json.dumps({"weight": self.weight}), encoding="utf-8")
+        with new_generation(folder) as gen:
+            self.terms.save(gen / "terms")
+            self.pairs.save(gen / "pairs")
+            (gen / "phrase.json").write_text(json.dumps({"weight": self.weight}), encoding="utf-8")
         return folder
 
     @classmethod
+    @loads
     def load(cls, folder: str | Path, mmap: bool = True) -> PhraseBM25:
         folder = Path(folder)
         weight = json.loads((folder / "phrase.json").read_text(encoding="utf-8"))["weight"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -32,15 +33,18 @@ from pathlib import Path
 import numpy as np
 
 from lexir.analysis import Analyzer, AnalyzerConfig
+from lexir.io.generations import Generation, loads, new_generation
 from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.bm25 import BM25Retriever, make_analyzer
 from lexir.types import Corpus, Document, Query, Run
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # segments; format 1 (postings.npz + docs.json, before segments) still loads
 SYSTEM = "bm25-inc"
 METHODS = ("lucene", "robertson", "atire")
 MARKER = "lexir.json"
+MAX_DELTAS = 8  # a save after this many delta segments writes one whole segment instead
+MAX_DELTA_SHARE = 0.25  # ... and so does one once the deltas hold this share of the documents' slots
 _EMPTY = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32))
 
 
@@ -68,7 +72,7 @@ class IncrementalBM25(Retriever):
         self.vocab: dict[str, int] = {}
         self._terms: list[str | None] = []  # term id -> term (None: free)
         self._free_terms: list[int] = []
-        self._post: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # term id -> (slots, term frequencies)
+        self._post = _Postings()  # term id -> (slots, term frequencies)
         self.doc_ids: list[str | None] = []  # slot -> id (None: free)
         self._slot: dict[str, int] = {}
         self._free_slots: list[int] = []
@@ -79,6 +83,12 @@ class IncrementalBM25(Retriever):
         self.total_length = 0
         self.fingerprint = ""  # of the corpus the index holds, when it was set from one
         self.source: dict = {}  # where the documents came from (dataset, as_of), for `index update`
+        # what changed since the index was last loaded or saved (a save appends only that), and the
+        # saved state it changed from: its token and segments
+        self._dirty_slots: set[int] = set()
+        self._dirty_terms: set[int] = set()
+        self._doc_tf: dict[int, np.ndarray] = {}  # slot -> term frequencies (of _doc_terms), for new documents
+        self._saved: tuple[str, list[str], int] | None = None  # (token, delta segments, slots in them)
 
     # -- building and changing --------------------------------------------------------------
 
@@ -137,6 +147,7 @@ class IncrementalBM25(Retriever):
         # slots removed in this call: their postings go before new documents may reuse the slots
         dead = np.zeros(len(self.doc_ids), dtype=bool)
         dead[list(remove)] = True
+        self._dirty_slots.update(remove)
         for slot in remove:
             for t in self._doc_terms[slot].tolist():
                 removed.setdefault(t, []).append(slot)
@@ -145,6 +156,7 @@ class IncrementalBM25(Retriever):
             del self._slot[self.doc_ids[slot]]
             self._lengths[slot] = 0
             self.doc_ids[slot] = self._doc_terms[slot] = self._hashes[slot] = None
+            self._doc_tf.pop(slot, None)
             self._free_slots.append(slot)
         added: dict[int, tuple[list[int], list[int]]] = {}
         vocab, term_id = self.vocab, self._term_id
@@ -152,6 +164,7 @@ class IncrementalBM25(Retriever):
             tokens = self._tokens(doc.title, doc.text)
             counts = Counter(tokens)
             slot = self._new_slot()
+            self._dirty_slots.add(slot)
             self.doc_ids[slot], self._hashes[slot] = doc.id, document_hash(doc)
             self._slot[doc.id] = slot
             self._lengths[slot] = len(tokens)
@@ -170,8 +183,20 @@ class IncrementalBM25(Retriever):
                     entry[0].append(slot)
                     entry[1].append(tf)
             self._doc_terms[slot] = np.array(tids, dtype=np.int64)
+            self._doc_tf[slot] = np.fromiter(counts.values(), dtype=np.int32, count=len(counts))
             if progress:
                 progress(1)
+        for t in self._merge(removed, added, dead):  # the term's last document went: it leaves the vocabulary
+            del self.vocab[self._terms[t]]
+            self._terms[t] = None
+            self._free_terms.append(t)
+            self._dirty_terms.add(t)
+
+    def _merge(self, removed: dict[int, list[int]], added: dict[int, tuple[list[int], list[int]]],
+               dead: np.ndarray) -> list[int]:
+        """Take the ``dead`` slots out of the postings of the ``removed`` terms and append the
+        ``added`` (slots, term frequencies); returns the terms left with no document."""
+        empty = []
         for t in removed.keys() | added.keys():
             slots, tf = self._post.get(t, _EMPTY)
             if t in removed:  # one gather per term, however many of its documents went
@@ -183,11 +208,10 @@ class IncrementalBM25(Retriever):
                 tf = np.concatenate([tf, np.array(new_tf, dtype=np.int32)])
             if len(slots):
                 self._post[t] = (slots, tf)
-            else:  # the term's last document went: it leaves the vocabulary
+            else:
                 self._post.pop(t, None)
-                del self.vocab[self._terms[t]]
-                self._terms[t] = None
-                self._free_terms.append(t)
+                empty.append(t)
+        return empty
 
     def _term_id(self, term: str) -> int:
         if self._free_terms:
@@ -197,6 +221,7 @@ class IncrementalBM25(Retriever):
             t = len(self._terms)
             self._terms.append(term)
         self.vocab[term] = t
+        self._dirty_terms.add(t)
         return t
 
     def _new_slot(self) -> int:
@@ -281,10 +306,48 @@ class IncrementalBM25(Retriever):
         }
 
     def save(self, folder: str | Path) -> Path:
+        """A new generation of ``folder`` (:mod:`lexir.io.generations`). The index is stored as
+        segments: one whole (``postings.npz``, ``docs.json``), then per save a delta segment holding
+        only what changed since the index was loaded from (or saved to) the generation it replaces,
+        whose segments are linked in, not written again. After :data:`MAX_DELTAS` deltas, or once they hold
+        :data:`MAX_DELTA_SHARE` of the slots, a save writes one whole segment again."""
         folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        marker = folder / MARKER
-        marker.unlink(missing_ok=True)  # an interrupted save leaves no complete-looking folder
+        with new_generation(folder) as gen:
+            deltas, in_deltas = self._plan(gen)
+            if deltas is None:
+                deltas, in_deltas = [], 0
+                self._write_whole(gen.path)
+            else:
+                for name in ("postings.npz", "docs.json", *(d + ext for d in deltas for ext in (".npz", ".json"))):
+                    gen.keep(name)
+                name = f"delta-{len(deltas) + 1:06d}"
+                in_deltas += self._write_delta(gen / name)
+                deltas = [*deltas, name]
+            token = uuid.uuid4().hex
+            write_marker(gen / MARKER, {**self.config(), "n_docs": self.n_docs, "total_length": self.total_length,
+                                        "fingerprint": self.fingerprint, "source": self.source,
+                                        "deltas": deltas, "state": token, "delta_slots": in_deltas})
+        self._saved = (token, deltas, in_deltas)
+        self._dirty_slots, self._dirty_terms, self._doc_tf = set(), set(), {}
+        return folder
+
+    def _plan(self, gen: Generation) -> tuple[list[str] | None, int]:
+        """The delta segments a new delta can follow, and the slots they hold: those of the
+        generation replaced, if it holds the state this index was loaded from or saved as and the
+        deltas stay few and small; None when the save must write a whole segment."""
+        if self._saved is None or gen.previous is None:
+            return None, 0
+        token, deltas, in_deltas = self._saved
+        try:
+            before = json.loads((gen.previous / MARKER).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None, 0
+        if (before.get("state") != token or before.get("deltas") != deltas or len(deltas) >= MAX_DELTAS
+                or in_deltas + len(self._dirty_slots) > MAX_DELTA_SHARE * max(1, len(self.doc_ids))):
+            return None, 0
+        return deltas, in_deltas
+
+    def _write_whole(self, folder: Path) -> None:
         n_terms = len(self._terms)
         posting_terms = sorted(self._post)
         df = np.zeros(n_terms, dtype=np.int64)
@@ -310,36 +373,164 @@ class IncrementalBM25(Retriever):
         (folder / "docs.json").write_text(json.dumps(
             {"terms": self._terms, "doc_ids": self.doc_ids, "hashes": self._hashes}, ensure_ascii=False),
             encoding="utf-8")
-        write_marker(marker, {**self.config(), "n_docs": self.n_docs, "total_length": self.total_length,
-                              "fingerprint": self.fingerprint, "source": self.source})
-        return folder
+
+    def _write_delta(self, stem: Path) -> int:
+        """The slots and terms changed since the last save: each slot's document now (or none),
+        with its terms and their frequencies; each term's string now (or none). Returns the slots."""
+        slots = sorted(self._dirty_slots)
+        terms = sorted(self._dirty_terms)
+        live = [s for s in slots if self.doc_ids[s] is not None]
+        doc_len = np.zeros(len(slots), dtype=np.int64)
+        for i, s in enumerate(slots):
+            if self.doc_ids[s] is not None:
+                doc_len[i] = len(self._doc_terms[s])
+        doc_indptr = np.zeros(len(slots) + 1, dtype=np.int64)
+        np.cumsum(doc_len, out=doc_indptr[1:])
+        np.savez(
+            stem.with_suffix(".npz"),
+            slots=np.array(slots, dtype=np.int64),
+            lengths=self._lengths[slots] if slots else np.zeros(0, dtype=np.int64),
+            doc_indptr=doc_indptr,
+            doc_terms=_concat([self._doc_terms[s] for s in live], np.int64),
+            doc_tf=_concat([self._doc_tf[s] for s in live], np.int32),
+            term_ids=np.array(terms, dtype=np.int64),
+        )
+        stem.with_suffix(".json").write_text(json.dumps(
+            {"doc_ids": [self.doc_ids[s] for s in slots], "hashes": [self._hashes[s] for s in slots],
+             "terms": [self._terms[t] for t in terms]}, ensure_ascii=False), encoding="utf-8")
+        return len(slots)
 
     @classmethod
+    @loads
     def load(cls, folder: str | Path) -> IncrementalBM25:
         folder = Path(folder)
-        meta = read_marker(folder / MARKER, f"lexir {SYSTEM} index", FORMAT_VERSION)
+        meta = read_marker(folder / MARKER, f"lexir {SYSTEM} index")
+        if meta.get("format") not in (1, FORMAT_VERSION):
+            raise ValueError(f"{folder / MARKER}: lexir {SYSTEM} index format {meta.get('format')} is not "
+                             f"{FORMAT_VERSION}; rebuild it")
         if meta.get("system") != SYSTEM:
             raise ValueError(f"{folder} holds a {meta.get('system')} index, not {SYSTEM}")
         index = cls(Analyzer(AnalyzerConfig(**meta["analyzer"])), k1=meta["k1"], b=meta["b"],
                     method=meta["method"], title_weight=meta["title_weight"], dedupe_query=meta["dedupe_query"])
-        docs = json.loads((folder / "docs.json").read_text(encoding="utf-8"))
-        arrays = np.load(folder / "postings.npz")
-        index._terms, index.doc_ids, index._hashes = docs["terms"], docs["doc_ids"], docs["hashes"]
+        deltas = meta.get("deltas") or []  # format 1: none
+        index._read_whole(folder)
+        for name in deltas:
+            index._read_delta(folder / name)
         index.vocab = {term: t for t, term in enumerate(index._terms) if term is not None}
         index._free_terms = [t for t, term in enumerate(index._terms) if term is None]
         index._slot = {i: s for s, i in enumerate(index.doc_ids) if i is not None}
         index._free_slots = [s for s, i in enumerate(index.doc_ids) if i is None]
-        index._lengths = arrays["lengths"].copy()
-        ptr, slots, tf = arrays["term_indptr"], arrays["slots"], arrays["tf"]
-        starts, ends = ptr[:-1].tolist(), ptr[1:].tolist()
-        index._post = {t: (slots[a:e], tf[a:e]) for t, (a, e) in enumerate(zip(starts, ends, strict=True)) if e > a}
+        index.n_docs, index.total_length = meta["n_docs"], meta["total_length"]
+        if index.n_docs != len(index._slot):
+            raise ValueError(f"{folder}: the segments hold {len(index._slot)} documents, {MARKER} says "
+                             f"{index.n_docs} (damaged; rebuild it)")
+        index.fingerprint, index.source = meta["fingerprint"], meta.get("source") or {}
+        if meta.get("state"):
+            index._saved = (meta["state"], deltas, int(meta.get("delta_slots", 0)))
+        return index
+
+    def _read_whole(self, folder: Path) -> None:
+        docs = json.loads((folder / "docs.json").read_text(encoding="utf-8"))
+        arrays = np.load(folder / "postings.npz")
+        self._terms, self.doc_ids, self._hashes = docs["terms"], docs["doc_ids"], docs["hashes"]
+        self._lengths = arrays["lengths"].copy()
+        self._post = _Postings(arrays["term_indptr"], arrays["slots"], arrays["tf"])
         ptr, terms = arrays["doc_indptr"], arrays["doc_terms"]
         starts, ends = ptr[:-1].tolist(), ptr[1:].tolist()
-        index._doc_terms = [terms[a:e] if i is not None else None
-                            for i, a, e in zip(index.doc_ids, starts, ends, strict=True)]
-        index.n_docs, index.total_length = meta["n_docs"], meta["total_length"]
-        index.fingerprint, index.source = meta["fingerprint"], meta.get("source") or {}
-        return index
+        self._doc_terms = [terms[a:e] if i is not None else None
+                           for i, a, e in zip(self.doc_ids, starts, ends, strict=True)]
+
+    def _read_delta(self, stem: Path) -> None:
+        """Apply a delta segment: the changed slots' old documents out, the terms renamed, the new
+        documents in (their postings appended), as the save that wrote it had them."""
+        docs = json.loads(stem.with_suffix(".json").read_text(encoding="utf-8"))
+        arrays = np.load(stem.with_suffix(".npz"))
+        slots = arrays["slots"].tolist()
+        top = max(slots, default=-1) + 1
+        if top > len(self.doc_ids):
+            grow = top - len(self.doc_ids)
+            self.doc_ids += [None] * grow
+            self._hashes += [None] * grow
+            self._doc_terms += [None] * grow
+            self._lengths = np.concatenate([self._lengths, np.zeros(grow, dtype=np.int64)])
+        dead = np.zeros(len(self.doc_ids), dtype=bool)
+        removed: dict[int, list[int]] = {}
+        for s in slots:
+            if self.doc_ids[s] is not None:
+                dead[s] = True
+                for t in self._doc_terms[s].tolist():
+                    removed.setdefault(t, []).append(s)
+        for t, term in zip(arrays["term_ids"].tolist(), docs["terms"], strict=True):
+            if t >= len(self._terms):
+                self._terms += [None] * (t + 1 - len(self._terms))
+            self._terms[t] = term
+        ptr, terms, tfs, lengths = arrays["doc_indptr"], arrays["doc_terms"], arrays["doc_tf"], arrays["lengths"]
+        added: dict[int, tuple[list[int], list[int]]] = {}
+        for i, s in enumerate(slots):
+            self.doc_ids[s], self._hashes[s] = docs["doc_ids"][i], docs["hashes"][i]
+            self._lengths[s] = lengths[i]
+            if self.doc_ids[s] is None:
+                self._doc_terms[s] = None
+                continue
+            a, e = int(ptr[i]), int(ptr[i + 1])
+            self._doc_terms[s] = terms[a:e]
+            for t, tf in zip(terms[a:e].tolist(), tfs[a:e].tolist(), strict=True):
+                entry = added.setdefault(t, ([], []))
+                entry[0].append(s)
+                entry[1].append(tf)
+        self._merge(removed, added, dead)
+
+
+class _Postings:
+    """Term id -> (slots, term frequencies): the postings of a loaded whole segment, sliced from its
+    arrays when first asked for (loading does not make one pair per term), under those changed since."""
+
+    __slots__ = ("_changed", "_ptr", "_slots", "_tf")
+
+    def __init__(self, ptr: np.ndarray | None = None, slots: np.ndarray | None = None,
+                 tf: np.ndarray | None = None) -> None:
+        self._ptr = ptr if ptr is not None else np.zeros(1, dtype=np.int64)
+        self._slots, self._tf = slots, tf
+        self._changed: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}  # None: gone
+
+    def get(self, t: int, default=None):
+        if t in self._changed:
+            found = self._changed[t]
+            return default if found is None else found
+        if 0 <= t < len(self._ptr) - 1:
+            a, e = int(self._ptr[t]), int(self._ptr[t + 1])
+            if e > a:
+                return self._slots[a:e], self._tf[a:e]
+        return default
+
+    def __getitem__(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        found = self.get(t)
+        if found is None:
+            raise KeyError(t)
+        return found
+
+    def __setitem__(self, t: int, value: tuple[np.ndarray, np.ndarray]) -> None:
+        self._changed[t] = value
+
+    def pop(self, t: int, default=None):
+        found = self.get(t, default)
+        self._changed[t] = None
+        return found
+
+    def __contains__(self, t: int) -> bool:
+        return self.get(t) is not None
+
+    def __iter__(self):
+        base = np.flatnonzero(np.diff(self._ptr) > 0).tolist()
+        changed = self._changed
+        yield from (t for t in base if t not in changed)
+        yield from (t for t, v in changed.items() if v is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def items(self):
+        return ((t, self[t]) for t in self)
 
 
 def _concat(parts: list[np.ndarray], dtype) -> np.ndarray:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lexir.io.generations import loads, new_generation
 from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.bm25 import BM25Retriever, make_analyzer
@@ -218,28 +219,28 @@ class ChunkRetriever(Retriever):
 
     def save(self, folder: str | Path) -> Path:
         """The BM25 index (``bm25/``, loaded memory-mapped), the chunk texts as one UTF-8 file
-        with their byte offsets, a mask of the partial chunks, and ``lexir.json`` (written last).
+        with their byte offsets, a mask of the partial chunks, and ``lexir.json``, as a new generation
+        of ``folder`` (:mod:`lexir.io.generations`).
         The unit table and the graph are not saved: they come from the corpus when needed."""
         folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        marker = folder / MARKER
-        marker.unlink(missing_ok=True)  # an interrupted overwrite must not look complete
-        self.bm25.save(folder / "bm25")
-        ids = self.bm25.doc_ids
-        if isinstance(self.chunk_text, PackedTexts) and self.chunk_text.ids is ids:
-            blob, offsets = self.chunk_text.blob, self.chunk_text.offsets
-        else:
-            encoded = [self.chunk_text[i].encode("utf-8") for i in ids]
-            offsets = np.zeros(len(ids) + 1, dtype=np.int64)
-            np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(ids)), out=offsets[1:])
-            blob = b"".join(encoded)
-        (folder / "texts.bin").write_bytes(blob)
-        np.save(folder / "offsets.npy", offsets)
-        np.save(folder / "partial.npy", np.fromiter((i in self.partial for i in ids), dtype=bool, count=len(ids)))
-        write_marker(marker, self.config())
+        with new_generation(folder) as gen:
+            self.bm25.save(gen / "bm25")
+            ids = self.bm25.doc_ids
+            if isinstance(self.chunk_text, PackedTexts) and self.chunk_text.ids is ids:
+                blob, offsets = self.chunk_text.blob, self.chunk_text.offsets
+            else:
+                encoded = [self.chunk_text[i].encode("utf-8") for i in ids]
+                offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+                np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(ids)), out=offsets[1:])
+                blob = b"".join(encoded)
+            (gen / "texts.bin").write_bytes(blob)
+            np.save(gen / "offsets.npy", offsets)
+            np.save(gen / "partial.npy", np.fromiter((i in self.partial for i in ids), dtype=bool, count=len(ids)))
+            write_marker(gen / MARKER, self.config())
         return folder
 
     @classmethod
+    @loads
     def load(cls, folder: str | Path, corpus: Corpus | None = None, mmap: bool = True) -> ChunkRetriever:
         """A saved index. The unit table (and the graph, for ``expand=cites``) is built from
         ``corpus`` when first needed; without it, from the registered corpus of the saved name.

@@ -2,8 +2,8 @@
 
 Vectors are L2-normalised by the encoders, so inner product is cosine similarity.
 ``kind="auto"`` picks exact search up to :data:`HNSW_THRESHOLD` vectors and HNSW above it.
-An index is saved as a folder: ``vectors.faiss`` (faiss.write_index) and ``vectors.json``
-(the configuration), written last so its presence marks a complete index.
+An index is saved as a folder (a generation of it, :mod:`lexir.io.generations`): ``vectors.faiss``
+(faiss.write_index) and ``vectors.json`` (the configuration).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
+from lexir.io.generations import loads, new_generation
 from lexir.io.markers import read_marker, write_marker
 
 KINDS = ("flat", "hnsw", "auto")
@@ -74,14 +75,13 @@ class VectorIndex:
 
     def save(self, folder: str | Path) -> Path:
         folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / "vectors.faiss.part"
-        faiss.write_index(self._index, str(tmp))
-        tmp.replace(folder / "vectors.faiss")
-        write_marker(folder / "vectors.json", self.config())
+        with new_generation(folder) as gen:
+            faiss.write_index(self._index, str(gen / "vectors.faiss"))
+            write_marker(gen / "vectors.json", self.config())
         return folder
 
     @classmethod
+    @loads
     def load(cls, folder: str | Path, mmap: bool = False) -> VectorIndex:
         folder = Path(folder)
         meta = read_marker(folder / "vectors.json", "vector index")

@@ -69,7 +69,7 @@ def test_tools_over_stdio(tmp_path):
 
     out = run_session(tmp_path, script)
     assert set(out["tools"]) == {"search_statutes", "get_provision", "resolve_citations", "verify_quote",
-                                 "list_corpora"}
+                                 "list_corpora", "provision_history", "diff_provision"}
     assert set(out["tools"]["search_statutes"].input_schema["properties"]) == {"query", "corpus", "k", "system",
                                                                                    "as_of"}
     assert out["corpora"]["corpora"][0]["name"] == "demo"

@@ -1,5 +1,6 @@
 """lexir's tools for agents over MCP (the official SDK): search statutes, read a provision in
-context, resolve citations, verify a quote, list corpora.
+context, resolve citations, verify a quote, list corpora; for a corpus with a history, a
+provision's versions and the diff between two dates.
 
 Results are compact (ids, citations, snippets; no full texts in search results). A provision's
 text comes in pages of :data:`PAGE_CHARS` characters with a cursor, never cut silently. A
@@ -17,7 +18,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from lexir.service import core
+from lexir.service import core, history
 from lexir.service.state import ServiceError, ServiceState
 
 PAGE_CHARS = 4000
@@ -138,6 +139,41 @@ def create_mcp(state: ServiceState) -> MCPServer:
         is_citation = "::" not in id_or_citation
         return _call(core.verify, state, quote, None if is_citation else id_or_citation,
                      id_or_citation if is_citation else None, corpus)
+
+    @server.tool()
+    def provision_history(id: str, corpus: str | None = None) -> dict:
+        """Every version of a provision (e.g. BGB::1631d, BGB::823/abs:1) in a corpus with a history (see
+        list_corpora's dates), oldest first: version id, valid_from, valid_to (exclusive; null while in
+        force in the latest version), title, and changed_by: what the data says made that version (the
+        amending act's name), null for a version in force since the first date; ended_by for the last
+        version of a provision that was repealed or removed. More than 50 versions: the latest 50, with
+        versions_total."""
+        found = _call(history.provision_history, state, corpus_or_default(corpus), id)
+        if len(found["versions"]) > MAX_LIST:
+            found["versions_total"] = len(found["versions"])
+            found["versions"] = found["versions"][-MAX_LIST:]
+        return found
+
+    @server.tool()
+    def diff_provision(id: str, from_date: str, to_date: str, corpus: str | None = None,
+                       cursor: str | None = None) -> dict:
+        """What changed in a provision between two dates (YYYY-MM-DD), word by word: removed words as
+        [-...-], added ones as {+...+} (as lexir diff). before / after are the versions in force on each
+        date (null where it was not in force: then the whole text is added or removed); changed is false
+        when the same version is in force on both. The diff comes in pages of 4,000 characters: pass
+        next_cursor back as cursor for the rest."""
+        found = _call(history.diff_provision, state, corpus_or_default(corpus), id, from_date, to_date)
+        try:
+            start = int(cursor or 0)
+        except ValueError:
+            raise _fail(f"bad cursor {cursor!r}: pass back next_cursor unchanged") from None
+        text = found["diff"]
+        if not 0 <= start <= len(text):
+            raise _fail(f"cursor {start} is outside the diff (0-{len(text)})")
+        end = min(len(text), start + PAGE_CHARS)
+        found.update(diff=text[start:end], diff_start=start, total_chars=len(text),
+                     next_cursor=str(end) if end < len(text) else None)
+        return found
 
     return server
 

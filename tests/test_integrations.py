@@ -106,6 +106,7 @@ def test_langchain_refusals_say_what_is_wrong(demo_lc):
         lc.LexirRetriever(retriever=object(), corpus="demo")
 
 
+@pytest.mark.slow  # de-gesetze-history: its history parsed once per session, about a minute
 def test_langchain_as_of_on_a_corpus_with_a_history(data_dir):
     history = lexir.load("de-gesetze-history")
     retriever = lc.LexirRetriever(corpus="de-gesetze-history", k=10)
@@ -147,6 +148,17 @@ def test_llamaindex_in_process_matches_lexir(demo_bench):
     assert [n.node.id_ for n in given.retrieve("zabójstwo")] == [i for i, _ in built.search("zabójstwo", 3)]
 
 
+def test_llamaindex_drops_into_a_query_engine(demo_bench):
+    from llama_index.core.llms import MockLLM
+    from llama_index.core.query_engine import RetrieverQueryEngine
+
+    retriever = li.LexirRetriever(corpus="demo", k=3)
+    response = RetrieverQueryEngine.from_args(retriever, llm=MockLLM(max_tokens=4)).query(QUESTION)
+    assert [n.node.id_ for n in response.source_nodes] == [i for i, _ in expected(demo_bench, "bm25", QUESTION, 3)]
+    assert all(n.node.metadata["citation"] == format_citation(n.node.id_, "pl") for n in response.source_nodes)
+
+
+@pytest.mark.slow  # de-gesetze-history: its history parsed once per session, about a minute
 def test_llamaindex_at_a_date(data_dir):
     retriever = li.LexirRetriever(corpus="de-gesetze-history", k=10)
     later = retriever.at("2013-06-01")
@@ -160,6 +172,7 @@ def test_llamaindex_at_a_date(data_dir):
 # -- over lexir's HTTP API -------------------------------------------------------------------
 
 
+@pytest.mark.slow  # de-gesetze-history: its history parsed once per session, about a minute
 def test_over_http_the_same_hits_as_in_process(server, demo_lc):
     remote = lc.LexirRetriever(url=server.url, corpus="demo", api_key=KEY, k=5)
     docs = remote.invoke(QUESTION)
@@ -173,6 +186,7 @@ def test_over_http_the_same_hits_as_in_process(server, demo_lc):
     assert all(set(d.metadata["explain"]) <= {"bm25", "bm25(mode=stem)"} and d.metadata["explain"] for d in fused)
 
 
+@pytest.mark.slow  # de-gesetze-history: its history parsed once per session, about a minute
 def test_over_http_refusals_carry_the_services_error(server):
     with pytest.raises(LexirSearchError, match="401") as err:
         lc.LexirRetriever(url=server.url, corpus="demo", k=3).invoke(QUESTION)
@@ -186,6 +200,7 @@ def test_over_http_refusals_carry_the_services_error(server):
         lc.LexirRetriever(url="http://127.0.0.1:9", corpus="demo").invoke(QUESTION)
 
 
+@pytest.mark.slow  # de-gesetze-history: its history parsed once per session, about a minute
 def test_over_http_as_of_with_validity(server, data_dir):
     history = lexir.load("de-gesetze-history")
     remote = lc.LexirRetriever(url=server.url, corpus="de-gesetze-history", api_key=KEY, k=10, timeout=240)
@@ -207,6 +222,7 @@ def doc_blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", (REPO / "docs" / "integrations.md").read_text(encoding="utf-8"), re.S)
 
 
+@pytest.mark.slow  # de-gesetze-history: its history parsed once per session, about a minute
 def test_the_documented_examples_run(server, tmp_path, demo_bench):
     blocks = doc_blocks()
     assert len(blocks) == 4

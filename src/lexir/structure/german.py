@@ -218,7 +218,9 @@ def _annex_unit(m: re.Match[str], depth: int, line: int) -> _Unit:
     token, _, title = m["rest"].partition(" ")
     token = token.rstrip(".:,")
     if token and _ANNEX_LABEL.match(token) and not token.startswith("("):
-        return _Unit("anlage", [f"{kind} {token}"], title.strip().lstrip("-–").strip(), depth, line)
+        # "/" separates the steps of a lexir id: "Anlage 1/2" is labelled "Anlage 1_2", as act ids do
+        label = f"{kind} {token.replace('/', '_')}"
+        return _Unit("anlage", [label], title.strip().lstrip("-–").strip(), depth, line)
     return _Unit("anlage", [kind], m["rest"].strip().lstrip("-–").strip(), depth, line)
 
 

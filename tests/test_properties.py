@@ -19,7 +19,7 @@ The examples that found bugs are kept as plain regression tests at the end of th
 
 from __future__ import annotations
 
-from lexir.structure.german import parse_law
+from lexir.structure.german import parse_law, safe_act_id
 from lexir.types import UnitId
 
 
@@ -31,3 +31,11 @@ def test_german_annex_label_with_a_slash_gives_a_parseable_id():
     act = parse_law(_law("## § 1\n\nText.\n\n## Anlage 1/2\n\nText der Anlage."), "x/law/index.md")
     annex = act.articles[-1]
     assert annex.label == "Anlage 1_2" and UnitId.parse(annex.id) == UnitId("X", "Anlage 1_2")
+
+
+def test_german_jurabk_with_a_colon_at_an_end_gives_ids_of_its_act():
+    assert safe_act_id("BGB:") == safe_act_id(":BGB") == safe_act_id("BGB") == "BGB"
+    assert safe_act_id("A:::B") == "A:B" and safe_act_id(":", "slug/x") == "slug_x"
+    act = parse_law(_law("## § 1\n\n(1) Satz eins.", jurabk="A:"), "x/law/index.md")
+    assert act.id == "A"
+    assert {UnitId.parse(u.id).source for u in act.units()} == {"A"}

@@ -146,9 +146,13 @@ def _unquote(value: str) -> str:
 
 
 def safe_act_id(jurabk: str, slug: str = "") -> str:
-    """The act id for a jurabk: no ``/`` and no ``::`` (they delimit lexir ids)."""
-    text = " ".join(jurabk.split()).replace("/", "_").replace("::", ":")
-    return text or slug.replace("/", "_")
+    """The act id for a jurabk: no ``/`` and no ``::`` (they delimit lexir ids), nor a ``:`` at
+    either end (``BGB:`` would make ``BGB:::1``, read as source ``BGB``, article ``:1``)."""
+    for name in (jurabk, slug):
+        text = re.sub(r":{2,}", ":", " ".join(name.split()).replace("/", "_")).strip(":").strip()
+        if text:
+            return text
+    return ""
 
 
 # ---------------------------------------------------------------------------

@@ -20,6 +20,7 @@ The examples that found bugs are kept as plain regression tests at the end of th
 from __future__ import annotations
 
 from lexir.structure.german import parse_law, safe_act_id
+from lexir.structure.greek import iter_greek_files, parse_greek_law
 from lexir.types import UnitId
 
 
@@ -39,3 +40,32 @@ def test_german_jurabk_with_a_colon_at_an_end_gives_ids_of_its_act():
     act = parse_law(_law("## § 1\n\n(1) Satz eins.", jurabk="A:"), "x/law/index.md")
     assert act.id == "A"
     assert {UnitId.parse(u.id).source for u in act.units()} == {"A"}
+
+
+def _nonspace(text: str) -> str:
+    return "".join(text.split())
+
+
+def _within(small: str, big: str) -> bool:
+    """Whether ``small`` is a subsequence of ``big``."""
+    it = iter(big)
+    return all(ch in it for ch in small)
+
+
+def test_greek_item_that_fails_to_continue_a_list_stays_in_source_order():
+    obj = {"id": "law-x", "provisions": [{"section": "1", "content": "1. Ορίζονται τα εξής:\nαα) πρώτο\nβ) δεύτερο\n2. Τέλος."}]}
+    par = parse_greek_law(obj, "law.json").articles[0].children[0]
+    assert par.text == "1. Ορίζονται τα εξής:\nαα) πρώτο β) δεύτερο"  # was "… β) δεύτερο\nαα) πρώτο"
+    assert [(c.label, c.text) for c in par.children] == [("αα", "αα) πρώτο β) δεύτερο")]
+
+
+def test_greek_real_article_whose_list_is_interrupted_keeps_its_order(data_dir):
+    """N4070_2012 art. 30 par. 17: "γ) Η Ε.Ε.Τ.Τ., …" after the items αα)-γγ) cannot continue the
+    list of α)-ζ); its text stays after them, in the paragraph's and the item's text."""
+    (_, obj), = [(p, o) for p, o in iter_greek_files(data_dir / "el") if p.name == "law-4070-2012.json"]
+    art = next(a for a in parse_greek_law(obj, "law-4070-2012.json").articles if a.label == "30")
+    par = next(c for c in art.children if c.label == "17")
+    tail = "γ) Η Ε.Ε.Τ.Τ., μετά την πάροδο τεσσάρων μηνών από την ημερομηνία παραλαβής"
+    assert par.text.index(tail) > par.text.index("γγ) για την αιτιολογημένη απόρριψη")
+    source = _nonspace(obj["provisions"][[p["section"] for p in obj["provisions"]].index("30")]["content"])
+    assert _within(_nonspace(par.text), source)

@@ -359,13 +359,13 @@ def _open_item(label: str, pars: list[_Unit], open_items: list[_Unit], line: str
     if kind is None:
         return False
     rank, position = kind
-    while open_items and open_items[-1].rank > rank:
-        open_items.pop()
-    sibling = open_items[-1] if open_items and open_items[-1].rank == rank else None
+    depth = len(open_items)  # the items that stay open: deeper ranks close only if it is an item
+    while depth and open_items[depth - 1].rank > rank:
+        depth -= 1
+    sibling = open_items[depth - 1] if depth and open_items[depth - 1].rank == rank else None
     if (sibling.position + 1 if sibling else 1) != position:
         return False
-    if sibling:
-        open_items.pop()
+    del open_items[depth - 1 if sibling else depth :]
     unit = _Unit("item", label, rank, position, [line])
     if open_items:
         open_items[-1].children.append(unit)

@@ -19,6 +19,10 @@ The examples that found bugs are kept as plain regression tests at the end of th
 
 from __future__ import annotations
 
+import re
+
+import pytest
+
 from lexir.structure.german import parse_law, safe_act_id
 from lexir.structure.greek import iter_greek_files, parse_greek_law
 from lexir.types import UnitId
@@ -69,3 +73,14 @@ def test_greek_real_article_whose_list_is_interrupted_keeps_its_order(data_dir):
     assert par.text.index(tail) > par.text.index("γγ) για την αιτιολογημένη απόρριψη")
     source = _nonspace(obj["provisions"][[p["section"] for p in obj["provisions"]].index("30")]["content"])
     assert _within(_nonspace(par.text), source)
+
+
+@pytest.mark.parametrize("provisions, message", [
+    ([1], "provisions[0] is not an object"),
+    ([{"section": "1", "content": "x"}, {"content": "1. Κείμενο."}], "provisions[1] has no usable 'section'"),
+    ([{"section": None, "provision_ref": "", "content": "x"}], "provisions[0] has no usable"),
+    ([{"section": "1/2", "content": "x"}], "provisions[0] has no usable"),
+])
+def test_greek_provision_that_is_no_article_is_a_clear_error(provisions, message):
+    with pytest.raises(ValueError, match=re.escape(f"law.json: {message}")):
+        parse_greek_law({"id": "x", "provisions": provisions}, "law.json")

@@ -409,14 +409,23 @@ def _split_inline(unit: _Unit) -> None:
 
 
 def parse_greek_law(obj: dict, path: str = "") -> Act:
-    """One law file's object as an :class:`Act` (ids: see :func:`source_id_for`)."""
+    """One law file's object as an :class:`Act` (ids: see :func:`source_id_for`).
+
+    Raises ValueError naming ``path`` (else the file's id) when ``provisions`` is not a list, or
+    one of them is not an object or has no ``section``/``provision_ref`` to label its article."""
     if not isinstance(obj.get("provisions"), list):
         raise ValueError(f"{path or obj.get('id')}: no 'provisions' list")
     source = source_id_for(obj)
     info = greek_acts().get(str(obj.get("id", "")))
     pieces: list[_Piece] = []
-    for prov in obj["provisions"]:
-        pieces.extend(_provision_pieces(prov))
+    for i, prov in enumerate(obj["provisions"]):
+        if not isinstance(prov, dict):
+            raise ValueError(f"{path or obj.get('id')}: provisions[{i}] is not an object")
+        own, *hidden = _provision_pieces(prov)
+        if not own.label or "/" in own.label:  # "/" separates the steps of a lexir id
+            raise ValueError(f"{path or obj.get('id')}: provisions[{i}] has no usable 'section' or "
+                             f"'provision_ref' (got {own.label!r})")
+        pieces += [own, *hidden]
     articles = _articles(source, pieces)
     return Act(source, (info.title if info and info.title else str(obj.get("title", ""))), "el", articles)
 

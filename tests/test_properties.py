@@ -20,9 +20,11 @@ The examples that found bugs are kept as plain regression tests at the end of th
 from __future__ import annotations
 
 import re
+import signal
 
 import pytest
 
+from lexir.citations import german
 from lexir.structure.german import parse_law, safe_act_id
 from lexir.structure.greek import iter_greek_files, parse_greek_law
 from lexir.types import UnitId
@@ -84,3 +86,27 @@ def test_greek_real_article_whose_list_is_interrupted_keeps_its_order(data_dir):
 def test_greek_provision_that_is_no_article_is_a_clear_error(provisions, message):
     with pytest.raises(ValueError, match=re.escape(f"law.json: {message}")):
         parse_greek_law({"id": "x", "provisions": provisions}, "law.json")
+
+
+def _alarm(seconds: int):
+    """Fail a call that runs longer than ``seconds`` (a quadratic one runs for hours on these)."""
+
+    def stop(*_):
+        raise TimeoutError(f"over {seconds} s")
+
+    class _Guard:
+        def __enter__(self):
+            self.old = signal.signal(signal.SIGALRM, stop)
+            signal.alarm(seconds)
+
+        def __exit__(self, *exc):
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, self.old)
+
+    return _Guard()
+
+
+def test_german_long_run_of_spaces_after_a_citation_is_linear():
+    with _alarm(30):
+        (c,) = german.find_citations("§ 1 " + " " * 200_000 + "x")
+    assert (c.article, c.text) == ("1", "§ 1")

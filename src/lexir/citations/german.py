@@ -142,8 +142,10 @@ def _syntax() -> _Syntax:
         # "Satz 1 2. Alt.", "Abs. 1 1. Halbsatz": an alternative or half-sentence counted before its word
         ordinal_unit=re.compile(rf"\d{{1,2}}\.\s*(?:{_alternation(kinds['alt'] + kinds['hs'])})(?![{_WORD}])"),
         unit_kinds=unit_kinds,
+        # possessive "\s*+": a run of spaces is taken whole (no keyword starts with one); a
+        # backtracking "\s*,?\s*" tries every split of the run, quadratic in its length
         connector=re.compile(
-            rf"\s*(?:(?P<range>{rng})|(?P<chain>,?\s*(?:{chain}))|,?\s*(?P<join>{join})(?![{_WORD}])|(?P<comma>[,;]))\s*"
+            rf"\s*+(?:(?P<range>{rng})|(?P<chain>,?\s*+(?:{chain}))|,?\s*+(?P<join>{join})(?![{_WORD}])|(?P<comma>[,;]))\s*"
         ),
         modifier=re.compile(rf"\s*(?:{_alternation(kinds['modifier'])})(?![{_WORD}])"),
         article_word=re.compile(rf"(?:{_alternation(kinds['article'])})\s+"),
@@ -155,7 +157,7 @@ def _syntax() -> _Syntax:
         collection=re.compile(
             rf"(?<![{_WORD}])(?:{_alternation(kinds['collection'])})\s+\d[\d.\-]*(?:\s+\d[\d.\-]*)?\s*$"
         ),
-        commentary=re.compile(rf"\s*,?\s*(?:{_alternation(kinds['commentary'])})\s*\d"),
+        commentary=re.compile(rf"\s*+,?\s*+(?:{_alternation(kinds['commentary'])})\s*\d"),
         literature=re.compile(rf"(?<![{_WORD}])(?:{_alternation(kinds['literature'])})(?:\s*,?\s*(?:19|20)\d\d)?\s*,?\s*$"),
         land=re.compile(rf"[ \t]+(?:{_alternation(kinds['land'])})(?![{_WORD}\-])"),
         not_acts=frozenset(

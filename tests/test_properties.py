@@ -24,7 +24,7 @@ import signal
 
 import pytest
 
-from lexir.citations import german
+from lexir.citations import german, polish
 from lexir.structure.german import parse_law, safe_act_id
 from lexir.structure.greek import iter_greek_files, parse_greek_law
 from lexir.types import UnitId
@@ -110,3 +110,9 @@ def test_german_long_run_of_spaces_after_a_citation_is_linear():
     with _alarm(30):
         (c,) = german.find_citations("§ 1 " + " " * 200_000 + "x")
     assert (c.article, c.text) == ("1", "§ 1")
+
+
+def test_polish_long_run_of_spaces_in_an_unknown_title_is_linear():
+    with _alarm(30):
+        (c,) = polish.find_citations("art. 5 ustawy o " + " " * 200_000 + "x")
+    assert (c.article, c.act) == ("5", None) and c.text.startswith("art. 5 ustawy o")

@@ -72,9 +72,11 @@ _USTAWA = re.compile(
     re.I,
 )
 # The title of an act missing from the table ("o …", "Prawo …") runs to the first stop;
-# a title with a comma in it is cut there, so list such acts in the table.
+# a title with a comma in it is cut there, so list such acts in the table. A title that is not
+# empty ends in a non-space (where the first stop is anyway), so the stop is looked for once
+# per run of spaces, not from each space of it: that was quadratic in the run's length.
 _UNKNOWN_TITLE = re.compile(
-    r"(?:o\s|[A-ZĄĆĘŁŃÓŚŹŻ])[^\n,;:()\[\]]*?"
+    r"(?:o\s|[A-ZĄĆĘŁŃÓŚŹŻ])(?:[^\n,;:()\[\]]*?[^\s,;:()\[\]])?"
     r"(?=\s*(?:[,;:()\[\]\n]|\.(?:\s|$)|$)"
     r"|\s+(?:(?:i|oraz|lub|albo|w\s+zw\.\s*z|w\s+związku\s+z)\s+)?(?:w\s+)?art\.)",
 )

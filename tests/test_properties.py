@@ -24,7 +24,7 @@ import signal
 
 import pytest
 
-from lexir.citations import german, polish
+from lexir.citations import german, greek, polish
 from lexir.structure.german import parse_law, safe_act_id
 from lexir.structure.greek import iter_greek_files, parse_greek_law
 from lexir.types import UnitId
@@ -116,3 +116,9 @@ def test_polish_long_run_of_spaces_in_an_unknown_title_is_linear():
     with _alarm(30):
         (c,) = polish.find_citations("art. 5 ustawy o " + " " * 200_000 + "x")
     assert (c.article, c.act) == ("5", None) and c.text.startswith("art. 5 ustawy o")
+
+
+def test_greek_long_chain_of_units_is_read_once():
+    with _alarm(30):
+        cites = greek.find_citations("παρ. 1 του " * 10_000 + "άρθρου 5")
+    assert [(c.article, c.path) for c in cites] == [("5", {"par": "1"})]  # only the last unit fits

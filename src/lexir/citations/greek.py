@@ -286,28 +286,42 @@ def _group(text: str, folded: str, start: int, num_pos: int, path: dict[str, str
     return refs, ranges, refs[-1].end
 
 
-def _unit_first(text: str, folded: str, pos: int) -> tuple[int, int, dict[str, str]] | None:
-    """``παρ. 3 του άρθρου 37``: (start, position of the article number, path) at ``pos``."""
-    syn = _syntax()
-    units: list[tuple[str, str]] = []
-    p = pos
-    while True:
-        m = syn.unit.match(folded, p)
-        if not m:
+def _unit_first(folded: str, pos: int, chains: dict[int, tuple[list[tuple[str, str]], int, int | None]]
+                ) -> tuple[int, int, dict[str, str]] | None:
+    """``παρ. 3 του άρθρου 37``: (start, position of the article number, path) at ``pos``.
+
+    ``chains`` keeps the chains of units read (``παρ. 1 του περ. α του …``) by the start of each of
+    their units, with where the article keyword after them ends (None: no article follows): a
+    chain is read once, not again from each of its units, which was quadratic in its length.
+    """
+    if pos not in chains:
+        syn = _syntax()
+        units: list[tuple[str, str]] = []
+        starts: list[int] = []
+        p, end = pos, None
+        while m := syn.unit.match(folded, p):
+            kind, label = _unit_kind(m)
+            units.append((kind, _label(label)))
+            starts.append(p)
+            of = syn.of.match(folded, m.end())
+            if not of:
+                break
+            p = of.end()
+            kw = syn.article.match(folded, p)
+            if kw:
+                end = kw.end()
+                break
+        if not units:
             return None
-        kind, label = _unit_kind(m)
-        units.append((kind, _label(label)))
-        p = m.end()
-        of = syn.of.match(folded, p)
-        if not of:
-            return None
-        p = of.end()
-        kw = syn.article.match(folded, p)
-        if kw:
-            path = {k: v for k, v in sorted(units, key=lambda u: _DEPTH[u[0]])}
-            if len(path) != len(units):
-                return None
-            return pos, kw.end(), path
+        for i, start in enumerate(starts):
+            chains[start] = (units, i, end)
+    units, i, end = chains[pos]
+    if end is None or len(units) - i > len(_DEPTH):  # a longer chain repeats a level
+        return None
+    path = {k: v for k, v in sorted(units[i:], key=lambda u: _DEPTH[u[0]])}
+    if len(path) != len(units) - i:
+        return None
+    return pos, end, path
 
 
 def _find(text: str, known: KnownArticles | None, default_act: str | None, expand_ranges: bool) -> list[Citation]:
@@ -315,10 +329,11 @@ def _find(text: str, known: KnownArticles | None, default_act: str | None, expan
     folded = fold(text)
     out: list[Citation] = []
     starts: list[tuple[int, int, dict[str, str]]] = []
+    chains: dict[int, tuple[list[tuple[str, str]], int, int | None]] = {}
     for m in syn.unit.finditer(folded):
         if m.start() > 0 and (folded[m.start() - 1].isalpha() or folded[m.start() - 1] == "."):
             continue
-        uf = _unit_first(text, folded, m.start())
+        uf = _unit_first(folded, m.start(), chains)
         if uf:
             starts.append(uf)
     for m in syn.article.finditer(folded):

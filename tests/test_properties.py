@@ -122,3 +122,25 @@ def test_greek_long_chain_of_units_is_read_once():
     with _alarm(30):
         cites = greek.find_citations("παρ. 1 του " * 10_000 + "άρθρου 5")
     assert [(c.article, c.path) for c in cites] == [("5", {"par": "1"})]  # only the last unit fits
+
+
+def test_german_context_lookup_is_linear(monkeypatch):
+    """A reference with no act looks up the act named before it on its line: once per reference,
+    not over every citation and mention before it (``Art. 1 GG. § 1.`` repeated: GG has no §)."""
+    calls = 0
+    fits = german._fits
+
+    def counting(source, keyword):
+        nonlocal calls
+        calls += 1
+        return fits(source, keyword)
+
+    monkeypatch.setattr(german, "_fits", counting)
+    counts = []
+    for n in (500, 1000):
+        calls = 0
+        german.find_citations("Art. 1 GG. § 1. " * n)
+        counts.append(calls)
+    assert counts[1] < 2.5 * counts[0], counts  # linear: twice the text, twice the look-ups
+    with _alarm(30):
+        assert len(german.find_citations("§ 1. " * 40_000)) == 40_000

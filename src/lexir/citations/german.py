@@ -50,7 +50,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
@@ -799,7 +799,7 @@ def _find(
     syn = _syntax()
     out: list[Citation] = []
     groups: list[tuple[int, int]] = []
-    mentions: dict[int, list[tuple[int, str, str]]] = {}  # prose mentions by line, for context
+    context = _Context.of(text)  # acts named before a reference, by line
     pos = 0
     for kw in syn.keyword.finditer(text):
         if kw.start() < pos or _number(text, kw.end()) is None:
@@ -843,7 +843,7 @@ def _find(
             if default_act:
                 ref.source, origin[i] = default_act, "default"
             elif group_kind != "collection":
-                ctx = _context_act(text, ref.start, out, ref.keyword, mentions)
+                ctx = _context_act(text, ref.start, out, ref.keyword, context)
                 if ctx:
                     ref.source, ref.act_raw, ref.kind = ctx
                     origin[i] = "context"
@@ -909,32 +909,68 @@ def _fits(source: str | None, keyword: str) -> bool:
     return units is None or keyword in units
 
 
+@dataclass
+class _Context:
+    """What :func:`_context_act` looks up, per text: the citations found so far that name an act,
+    by the line they start on and the keyword their act fits, and each line's prose mentions of
+    acts. Without it every reference scanned all citations and mentions before it: quadratic in
+    their number on long lines."""
+
+    newlines: list[int]
+    # (line start, keyword) -> the line's mentions of acts that fit the keyword, and their ends
+    mentions: dict[tuple[int, str], list[tuple[int, str, str]]] = field(default_factory=dict)
+    ends: dict[tuple[int, str], list[int]] = field(default_factory=dict)
+    cites: dict[tuple[int, str], list[Citation]] = field(default_factory=dict)  # (line start, keyword)
+    indexed: int = 0  # how many of the citations found are in ``cites``
+
+    @classmethod
+    def of(cls, text: str) -> _Context:
+        return cls([m.start() for m in re.finditer("\n", text)])
+
+    def line_start(self, pos: int) -> int:
+        """The start of the line holding ``pos`` (as ``text.rfind("\\n", 0, pos) + 1``)."""
+        k = bisect.bisect_left(self.newlines, pos) - 1
+        return self.newlines[k] + 1 if k >= 0 else 0
+
+    def index(self, found: list[Citation]) -> None:
+        for c in found[self.indexed :]:
+            if (c.act or c.act_raw) and c.resolved_from != "default":
+                line = self.line_start(c.start)
+                for keyword in ("§", "Art"):
+                    if _fits(c.act, keyword):
+                        self.cites.setdefault((line, keyword), []).append(c)
+        self.indexed = len(found)
+
+
 def _context_act(text: str, pos: int, found: list[Citation], keyword: str = "§",
-                 mentions: dict[int, list[tuple[int, str, str]]] | None = None
-                 ) -> tuple[str | None, str, str] | None:
+                 context: _Context | None = None) -> tuple[str | None, str, str] | None:
     """(source, as written, kind) of the act named last before ``pos`` in its paragraph: by a
     citation found before (``§ 19 KostO ... § 20``) or in the prose (``Nach dem SGB V ... § 240
     Abs 4 S 1``). A paragraph is a line: headings and the parts of a decision (Tenor, Gründe)
     stand on lines of their own, so context never crosses them. An act that has no articles of
     the reference's kind is passed over (``Art. 3 GG … § 5``: the Grundgesetz has no §).
-    ``mentions`` caches the prose mentions of each line (by its start) across calls."""
-    line_start = text.rfind("\n", 0, pos) + 1
+    ``context`` keeps what was looked up in ``text`` across calls (``found`` only grows)."""
+    if context is None:
+        context = _Context.of(text)
+    context.index(found)
+    line_start = context.line_start(pos)
     best: tuple[int, str | None, str, str] | None = None
-    for c in reversed(found):
-        if (c.end <= pos and c.start >= line_start and (c.act or c.act_raw) and c.resolved_from != "default"
-                and _fits(c.act, keyword)):
+    for c in reversed(context.cites.get((line_start, keyword), ())):
+        if line_start <= c.start and c.end <= pos:
             best = (c.end, c.act, c.act_raw, c.kind)
             break
-    if mentions is None:
-        mentions = {}
-    if line_start not in mentions:
+    key = (line_start, keyword)
+    if key not in context.mentions:
         line_end = text.find("\n", pos)
-        mentions[line_start] = _line_mentions(text, line_start, len(text) if line_end < 0 else line_end)
-    for end, source, raw in mentions[line_start]:
-        if end > pos:
-            break
-        if (best is None or end > best[0]) and _fits(source, keyword):
-            best = (end, source, raw, "statute")
+        mentions = _line_mentions(text, line_start, len(text) if line_end < 0 else line_end)
+        for kw in ("§", "Art"):
+            fitting = [m for m in mentions if _fits(m[1], kw)]
+            context.mentions[line_start, kw] = fitting
+            context.ends[line_start, kw] = [end for end, _, _ in fitting]
+    # the last fitting mention that ends by ``pos`` (their ends increase)
+    k = bisect.bisect_right(context.ends[key], pos) - 1
+    if k >= 0 and (best is None or context.ends[key][k] > best[0]):
+        best = (*context.mentions[key][k], "statute")
     return best[1:] if best else None
 
 

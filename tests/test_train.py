@@ -205,3 +205,23 @@ def test_train_and_run_from_the_command_line(gerlayqa, fold, tmp_path):
     seen = runner.invoke(app, ["run", str(folder), "--language", "de", "--split", "dev", "--system", "recommended",
                                "-p", f"model={tmp_path / 'm'}", "--output", str(tmp_path / "s.trec")])
     assert seen.exit_code == 2 and "trained on" in seen.output
+
+
+def test_the_fold_helper_cuts_the_registered_gerlayqa_folds():
+    from lexir.datasets.lay import fold_of as dataset_fold
+
+    ids = [f"gerlayqa-dev-{i}" for i in range(300)]
+    assert [fold_of(q, 5, seed="gerlayqa") for q in ids] == [dataset_fold(q) for q in ids]
+    assert len({fold_of(q, 5, seed="gerlayqa") for q in ids}) == 5
+
+
+def test_a_changed_ranker_file_is_refused(tmp_path):
+    from lexir.learning.model import TrainingQuestion, write_model
+
+    manifest = {"kind": "lexir-model", "format": 1, "system": "bm25-qa", "params": {}, "language": "de",
+                "training": {"query_ids": ["a"], "text_sha256": [text_fingerprint("Frage")]}}
+    write_model(tmp_path / "m", manifest, [TrainingQuestion("a", "Frage", {"BGB::1": 1})], {"ranker.txt": b"tree"})
+    assert load_model(tmp_path / "m").manifest["files"]["ranker.txt"]
+    (tmp_path / "m" / "ranker.txt").write_bytes(b"tree, edited")
+    with pytest.raises(ValueError, match="ranker.txt: missing or changed"):
+        load_model(tmp_path / "m")

@@ -116,9 +116,12 @@ def manifest_for(system: str, params: Mapping[str, Any], *, corpus, queries: Seq
     }
 
 
-def write_model(folder: str | Path, manifest: Mapping[str, Any], questions: Sequence[TrainingQuestion]) -> Path:
+def write_model(folder: str | Path, manifest: Mapping[str, Any], questions: Sequence[TrainingQuestion],
+                files: Mapping[str, bytes] | None = None) -> Path:
     """Write a model folder atomically: into a temporary folder beside ``folder``, then renamed
-    to it. An existing ``folder`` (even empty) is refused, never overwritten."""
+    to it. An existing ``folder`` (even empty) is refused, never overwritten. ``files``: other
+    files of the model (name -> content); the manifest records each one's sha256 and
+    :func:`load_model` checks it."""
     folder = Path(folder)
     if folder.exists():
         raise FileExistsError(f"{folder} already exists: remove it or choose another --output")
@@ -129,8 +132,11 @@ def write_model(folder: str | Path, manifest: Mapping[str, Any], questions: Sequ
             for q in questions:
                 out.write(json.dumps({"id": q.id, "text": q.text, "relevant": dict(q.relevant)},
                                      ensure_ascii=False) + "\n")
+        manifest = {**manifest, "files": {name: hashlib.sha256(data).hexdigest() for name, data in (files or {}).items()}}
+        for name, data in (files or {}).items():
+            (tmp / name).write_bytes(data)
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
-        for path in (tmp / QUESTIONS, tmp / MANIFEST):
+        for path in (tmp / QUESTIONS, tmp / MANIFEST, *(tmp / name for name in files or {})):
             with open(path, "rb") as handle:
                 os.fsync(handle.fileno())
         os.rename(tmp, folder)  # fails (and we clean up) if someone created folder meanwhile
@@ -172,6 +178,11 @@ def load_model(folder: str | Path) -> Model:
                                                   {str(d): int(g) for d, g in row["relevant"].items()}))
             except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise ValueError(f"{path}, line {lineno}: not a training question ({exc})") from None
+    for name, digest in manifest.get("files", {}).items():
+        path = folder / name
+        if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            raise ValueError(f"{path}: missing or changed since the model was written (sha256 in {MANIFEST})")
+    path = folder / QUESTIONS
     if [q.id for q in questions] != list(manifest["training"]["query_ids"]) or \
             [text_fingerprint(q.text) for q in questions] != list(manifest["training"]["text_sha256"]):
         raise ValueError(f"{path}: its questions do not match {MANIFEST}'s ids and text fingerprints")

@@ -4,12 +4,14 @@ The score of a provision for a question is a weighted sum of four evidence field
 by its largest value for that question (so a weight means the same for a short and a long
 question)::
 
-    score = base + w_field * field + w_neighbours * neighbours + w_prior * prior
+    score = base + w_joint * joint + w_field * field + w_neighbours * neighbours + w_prior * prior
 
 - ``base``: the base system's score (``bm25`` over the provision's own text, or the language's
   ``recommended`` pipeline), its top ``depth``;
-- ``field``: BM25 over a second field of each provision, the concatenated training questions
-  that cite it (doc2query with real questions; a provision no question cites has no field);
+- ``joint``: BM25 over each provision's text with its training questions appended, one field
+  (doc2query with real questions; a provision no question cites keeps its text only);
+- ``field``: BM25 over the training questions that cite a provision alone, as a field of its
+  own (a provision no question cites has none);
 - ``neighbours``: BM25 over the training questions one by one; the ``neighbours`` most similar
   ones vote for the provisions they cite, with their BM25 score times the judgement's grade;
 - ``prior``: ``log(1 + n) / log(1 + n_max)`` for a provision cited by ``n`` training questions.
@@ -39,10 +41,11 @@ from lexir.types import Corpus, Document, Qrels, Query, Run
 
 # What training tries (each weight on the evidence of the module doc; the base weight is 1).
 GRID: dict[str, tuple] = {
-    "field": (0.0, 0.25, 0.5, 1.0, 2.0),
-    "neighbours": (0.0, 0.25, 0.5, 1.0, 2.0, 4.0),
-    "prior": (0.0, 0.05, 0.1, 0.2, 0.4),
-    "k": (10, 30, 100),
+    "joint": (0.0, 0.5, 1.0, 2.0, 4.0),
+    "field": (0.0, 0.5, 1.0, 2.0, 4.0),
+    "neighbours": (0.0, 0.25, 0.5, 1.0, 2.0),
+    "prior": (0.0, 0.05, 0.2, 0.4),
+    "k": (30, 100),
 }
 DEPTH = 1000  # base results used per question
 BATCH = 128  # questions scored together (dense rows of the corpus's width)
@@ -59,9 +62,15 @@ class Weights:
     neighbours: float
     prior: float
     k: int
+    joint: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"field": self.field, "neighbours": self.neighbours, "prior": self.prior, "k": self.k}
+        return {"joint": self.joint, "field": self.field, "neighbours": self.neighbours, "prior": self.prior,
+                "k": self.k}
+
+    @property
+    def learned(self) -> float:
+        return self.joint + self.field + self.neighbours + self.prior
 
 
 class Evidence:
@@ -84,6 +93,8 @@ class Evidence:
         self.field = BM25Retriever(analyzer).index(
             Corpus("qa-field", [Document(d, "\n".join(by_doc[d])) for d in cited])) if cited else None
         self.field_col = {d: column[d] for d in cited}
+        self.joint = BM25Retriever(analyzer).index(Corpus("qa-joint", [
+            Document(d.id, "\n".join([d.text, *by_doc.get(d.id, [])]), d.title) for d in corpus]))
         self.neighbour_index = BM25Retriever(analyzer).index(
             Corpus("qa-questions", [Document(f"q{i}", q.text) for i, q in enumerate(kept)])) if kept else None
         rows, cols, vals = [], [], []
@@ -98,10 +109,15 @@ class Evidence:
         self.prior = (np.log1p(counts) / np.log1p(counts.max())).astype(np.float32) if counts.max() > 0 \
             else np.zeros(len(self.doc_ids), dtype=np.float32)
 
-    def matrices(self, queries: Sequence[Query], ks: Sequence[int]) -> tuple[np.ndarray, dict[int, np.ndarray]]:
-        """(field scores, {k: neighbour votes of the k nearest questions}): dense rows, one per
-        query, each normalised by its largest value."""
+    def matrices(self, queries: Sequence[Query], ks: Sequence[int],
+                 joint: bool = True) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]:
+        """(joint scores, field scores, {k: neighbour votes of the k nearest questions}): dense
+        rows, one per query, each normalised by its largest value (joint: zeros unless asked)."""
         n, width = len(queries), len(self.doc_ids)
+        joint_scores = np.zeros((n, width), dtype=np.float32)
+        if joint:
+            _fill(joint_scores, queries, self.joint.search_many(queries, k=min(DEPTH, width)), self.column)
+            _normalise(joint_scores)
         field = np.zeros((n, width), dtype=np.float32)
         if self.field is not None:
             run = self.field.search_many(queries, k=len(self.field.doc_ids))
@@ -123,7 +139,7 @@ class Evidence:
                 votes[k] = np.asarray((near @ self.votes).todense(), dtype=np.float32)
                 _normalise(votes[k])
         _normalise(field)
-        return field, votes
+        return joint_scores, field, votes
 
 
 def _fill(matrix: np.ndarray, queries: Sequence[Query], run: Run, column: Mapping[str, int]) -> None:
@@ -149,8 +165,11 @@ def base_matrix(base: Retriever, queries: Sequence[Query], doc_ids: Sequence[str
     return matrix
 
 
-def combine(base: np.ndarray, field: np.ndarray, votes: np.ndarray, prior: np.ndarray, w: Weights) -> np.ndarray:
+def combine(base: np.ndarray, joint: np.ndarray, field: np.ndarray, votes: np.ndarray, prior: np.ndarray,
+            w: Weights) -> np.ndarray:
     score = base.copy()
+    if w.joint:
+        score += w.joint * joint
     if w.field:
         score += w.field * field
     if w.neighbours:
@@ -160,17 +179,78 @@ def combine(base: np.ndarray, field: np.ndarray, votes: np.ndarray, prior: np.nd
     return score
 
 
+# Learning to rank (LightGBM lambdarank) over the evidence: the linear combination's top
+# CANDIDATES reordered by a model fitted on the inner folds' out-of-fold evidence, kept only when
+# it beats the linear combination on inner folds it was not fitted on.
+CANDIDATES = 100
+LTR_KS = (10, 30, 100)
+FEATURES = ("linear", "base", "joint", "field", "votes@10", "votes@30", "votes@100", "prior", "rank", "log_length")
+LTR_PARAMS = {"objective": "lambdarank", "metric": "ndcg", "eval_at": [10], "learning_rate": 0.05,
+              "num_leaves": 15, "min_data_in_leaf": 20, "feature_fraction": 0.9, "bagging_fraction": 0.8,
+              "bagging_freq": 1, "lambdarank_truncation_level": 20, "num_threads": 1, "seed": 21,
+              "deterministic": True, "force_row_wise": True, "verbose": -1}
+LTR_ROUNDS = 200
+
+
+def lightgbm():
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        raise ImportError("learning to rank needs LightGBM: pip install 'lexir[learn]' (or lightgbm)") from None
+    return lgb
+
+
+def ltr_features(base: np.ndarray, joint: np.ndarray, field: np.ndarray, votes: Mapping[int, np.ndarray],
+                 prior: np.ndarray, length: np.ndarray, w: Weights) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(candidates: each row's top documents by the linear score, best first; their features,
+    one row per (question, candidate); the linear scores)."""
+    linear = combine(base, joint, field, votes[w.k], prior, w)
+    c = min(CANDIDATES, linear.shape[1])
+    top = np.argpartition(-linear, c - 1, axis=1)[:, :c]
+    order = np.lexsort((top, -np.take_along_axis(linear, top, axis=1)), axis=1)
+    top = np.take_along_axis(top, order, axis=1)
+    columns = [np.take_along_axis(m, top, axis=1) for m in (linear, base, joint, field, *(votes[k] for k in LTR_KS))]
+    columns += [prior[top], np.broadcast_to(np.arange(1, c + 1, dtype=np.float32), top.shape), length[top]]
+    return top, np.stack(columns, axis=-1).reshape(-1, len(FEATURES)).astype(np.float32), linear
+
+
+def reranked(top: np.ndarray, predicted: np.ndarray, linear: np.ndarray) -> np.ndarray:
+    """Scores in which the candidates come first, in the order ``predicted``, then every other
+    document in the linear order (each row's candidates score in (2, 3], the others at most 1)."""
+    n, c = top.shape
+    predicted = predicted.reshape(n, c)
+    low, high = predicted.min(axis=1, keepdims=True), predicted.max(axis=1, keepdims=True)
+    span = np.where(high > low, high - low, 1.0)
+    top_linear = linear.max(axis=1, keepdims=True)
+    out = np.divide(linear, top_linear, out=np.zeros_like(linear), where=top_linear > 0)
+    np.minimum(out, 1.0, out=out)
+    has = np.take_along_axis(linear, top, axis=1) > 0  # a candidate scoring 0 matched nothing
+    np.put_along_axis(out, top, np.where(has, 2.0 + (predicted - low + 1e-6) / (span + 1e-6), 0.0), axis=1)
+    return out
+
+
+def fit_ltr(features: Sequence[np.ndarray], labels: Sequence[np.ndarray], rounds: int = LTR_ROUNDS):
+    """A lambdarank booster over groups of CANDIDATES rows (one group per question)."""
+    lgb = lightgbm()
+    x = np.concatenate(features)
+    y = np.concatenate(labels).astype(np.int32)
+    c = min(CANDIDATES, len(y))
+    data = lgb.Dataset(x, y, group=[c] * (len(y) // c), feature_name=list(FEATURES), free_raw_data=True)
+    return lgb.train(LTR_PARAMS, data, num_boost_round=rounds)
+
+
 class QuestionAugmented(Retriever):
     """A base system plus the evidence of a model's training questions (module doc)."""
 
     name = "bm25-qa"
 
     def __init__(self, corpus: Corpus, base: Retriever, model: Model, weights: Weights, *,
-                 depth: int = DEPTH, seen: str = "refuse", base_spec: str = "") -> None:
+                 depth: int = DEPTH, seen: str = "refuse", base_spec: str = "", ranker=None) -> None:
         if seen not in SEEN:
             raise ValueError(f"seen={seen!r}; valid: {', '.join(SEEN)}")
         self.base, self.model, self.weights, self.depth, self.seen = base, model, weights, depth, seen
-        self.base_spec = base_spec
+        self.base_spec, self.ranker = base_spec, ranker
+        self.length = provision_lengths(corpus)
         self.evidence = Evidence(corpus, model.questions, corpus.language)
         self.doc_ids = corpus.ids
         self._trained = model.trained_texts
@@ -200,9 +280,14 @@ class QuestionAugmented(Retriever):
         ev, w = self.evidence, self.weights
         for start in range(0, len(queries), BATCH):
             chunk = list(queries[start:start + BATCH])
-            field, votes = ev.matrices(chunk, [w.k] if w.neighbours else [])
-            scores = combine(base_matrix(self.base, chunk, self.doc_ids, self.depth), field,
-                             votes.get(w.k, field), ev.prior, w)
+            base = base_matrix(self.base, chunk, self.doc_ids, self.depth)
+            if self.ranker is not None:
+                joint, field, votes = ev.matrices(chunk, sorted({*LTR_KS, w.k}))
+                top, features, linear = ltr_features(base, joint, field, votes, ev.prior, self.length, w)
+                scores = reranked(top, self.ranker.predict(features), linear)
+            else:
+                joint, field, votes = ev.matrices(chunk, [w.k] if w.neighbours else [], joint=bool(w.joint))
+                scores = combine(base, joint, field, votes.get(w.k, field), ev.prior, w)
             for i, q in enumerate(chunk):
                 run[q.id] = dict(_top(scores[i], self.doc_ids, k))
             if progress:
@@ -211,6 +296,10 @@ class QuestionAugmented(Retriever):
 
     def __repr__(self) -> str:
         return f"QuestionAugmented(base={self.base_spec or self.base!r}, {self.weights})"
+
+
+def provision_lengths(corpus: Corpus) -> np.ndarray:
+    return np.log1p(np.array([len(d.text.split()) for d in corpus], dtype=np.float32))
 
 
 def _top(row: np.ndarray, doc_ids: Sequence[str], k: int) -> list[tuple[str, float]]:
@@ -279,22 +368,23 @@ def choose_weights(corpus: Corpus, base: Retriever, queries: Sequence[Query], qr
             continue
         evidence = Evidence(corpus, questions_of([by_id[i] for i in train_ids], qrels), corpus.language)
         test = [by_id[i] for i in test_ids]
-        field, votes = evidence.matrices(test, list(grid["k"]))
-        parts.append((all_base[[row_of[i] for i in test_ids]], field, votes, evidence.prior,
+        joint, field, votes = evidence.matrices(test, sorted({*grid["k"], *LTR_KS}))
+        parts.append((all_base[[row_of[i] for i in test_ids]], joint, field, votes, evidence.prior,
                       grade_matrix(qrels, test_ids, column), ideal_dcg(qrels, test_ids)))
     if not parts:
         raise ValueError(f"training needs at least {folds} judged questions to choose its weights on inner folds")
     results = []
-    for wf, wn, wp, k in itertools.product(grid["field"], grid["neighbours"], grid["prior"], grid["k"]):
+    for wj, wf, wn, wp, k in itertools.product(grid["joint"], grid["field"], grid["neighbours"], grid["prior"],
+                                               grid["k"]):
         if not wn and k != grid["k"][0]:
             continue  # k changes nothing without neighbours
-        w = Weights(float(wf), float(wn), float(wp), int(k))
-        values = np.concatenate([ndcg_at(combine(b, f, v[w.k], p, w), g, ideal)
-                                 for b, f, v, p, g, ideal in parts])
+        w = Weights(float(wf), float(wn), float(wp), int(k), float(wj))
+        values = np.concatenate([ndcg_at(combine(b, j, f, v[w.k], p, w), g, ideal)
+                                 for b, j, f, v, p, g, ideal in parts])
         results.append((float(values.mean()), w))
-    results.sort(key=lambda r: (-r[0], r[1].field + r[1].neighbours + r[1].prior))
+    results.sort(key=lambda r: (-r[0], r[1].learned))
     best_score, best = results[0]
-    base_only = next(s for s, w in results if not (w.field or w.neighbours or w.prior))
+    base_only = next(s for s, w in results if not w.learned)
     info = {
         "objective": "nDCG@10", "inner_folds": folds, "questions": len(queries),
         "best": {"nDCG@10": round(best_score, 4), **best.as_dict()},
@@ -305,4 +395,37 @@ def choose_weights(corpus: Corpus, base: Retriever, queries: Sequence[Query], qr
     }
     if log:
         log(f"inner {folds}-fold nDCG@10: base alone {base_only:.4f}, best {best_score:.4f} at {best.as_dict()}")
+    info["_parts"] = parts  # for choose_ranker (not saved)
     return best, info
+
+
+def choose_ranker(corpus: Corpus, parts: Sequence[tuple], w: Weights, *, force: bool = False,
+                  log: Callable[[str], None] | None = None) -> tuple[Any, dict[str, Any]]:
+    """A lambdarank booster over the linear combination's top CANDIDATES, or None when it does not
+    beat the linear combination on the inner folds: each fold's questions reranked by a booster
+    fitted on the other folds' (their evidence built without them), then one fitted on all."""
+    start = time.perf_counter()
+    length = provision_lengths(corpus)
+    sets = []
+    for b, j, f, v, p, gains, ideal in parts:
+        top, x, linear = ltr_features(b, j, f, v, p, length, w)
+        sets.append((top, x, linear, np.take_along_axis(gains, top, axis=1).reshape(-1), gains, ideal))
+    linear_scores, ranked_scores = [], []
+    for i, (top, x, linear, _, gains, ideal) in enumerate(sets):
+        others = [s for j, s in enumerate(sets) if j != i]
+        booster = fit_ltr([s[1] for s in others], [s[3] for s in others])
+        ranked_scores.append(ndcg_at(reranked(top, booster.predict(x), linear), gains, ideal))
+        linear_scores.append(ndcg_at(linear, gains, ideal))
+    linear_mean = float(np.concatenate(linear_scores).mean())
+    ranked_mean = float(np.concatenate(ranked_scores).mean())
+    info = {"objective": "nDCG@10", "linear": round(linear_mean, 4), "lambdarank": round(ranked_mean, 4),
+            "features": list(FEATURES), "rounds": LTR_ROUNDS, "candidates": CANDIDATES,
+            "params": {k: v for k, v in LTR_PARAMS.items() if k != "eval_at"}}
+    used = ranked_mean > linear_mean
+    info["used"] = used
+    booster = fit_ltr([s[1] for s in sets], [s[3] for s in sets]) if used or force else None
+    info["seconds"] = round(time.perf_counter() - start, 2)
+    if log:
+        log(f"lambdarank on inner folds: nDCG@10 {ranked_mean:.4f} vs linear {linear_mean:.4f} -> "
+            f"{'used' if used else 'not used'}")
+    return booster, info

@@ -13,7 +13,7 @@ import hashlib
 from pathlib import Path
 
 from lexir.learning.model import Model, load_model
-from lexir.learning.qa import DEPTH, SEEN, QuestionAugmented, Weights
+from lexir.learning.qa import DEPTH, SEEN, QuestionAugmented, Weights, lightgbm
 from lexir.retrieval.base import register_system
 from lexir.retrieval.params import Param
 from lexir.types import Corpus
@@ -53,9 +53,13 @@ def build_trained(corpus: Corpus, model_dir: str, *, seen: str = "refuse", diges
                          f"corpus {corpus.name!r} is {corpus.language!r}")
     params = model.params
     base_spec = base or params["base"]
-    weights = Weights(float(params["field"]), float(params["neighbours"]), float(params["prior"]), int(params["k"]))
+    weights = Weights(float(params["field"]), float(params["neighbours"]), float(params["prior"]), int(params["k"]),
+                      float(params.get("joint", 0.0)))
+    ranker = None
+    if params.get("ranker"):
+        ranker = lightgbm().Booster(model_str=(model.folder / params["ranker"]).read_text(encoding="utf-8"))
     return QuestionAugmented(corpus, build_spec(corpus, base_spec), model, weights,
-                             depth=int(params.get("depth", DEPTH)), seen=seen, base_spec=base_spec)
+                             depth=int(params.get("depth", DEPTH)), seen=seen, base_spec=base_spec, ranker=ranker)
 
 
 def trained_spec(model_dir: str, seen: str = "refuse") -> str:

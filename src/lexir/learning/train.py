@@ -7,7 +7,10 @@ Trainable systems:
 - ``recommended``: the same over the language's ``recommended`` pipeline, which is what
   ``recommended(model=DIR)`` then runs.
 
-``base=SPEC`` overrides the base, ``folds`` the inner folds the weights are chosen on.
+``base=SPEC`` overrides the base, ``folds`` the inner folds the weights are chosen on, ``ltr``
+whether a LightGBM lambdarank reranker over the top 100 is fitted (``off``, the default: on
+gerlayqa-dev it lost to the linear weights on inner folds and costs minutes; ``auto``: where
+LightGBM is installed, kept only if it beats the linear weights on the inner folds; ``on``).
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from lexir.learning.model import manifest_for, write_model
-from lexir.learning.qa import DEPTH, choose_weights, questions_of
+from lexir.learning.model import load_model, manifest_for, write_model
+from lexir.learning.qa import DEPTH, choose_ranker, choose_weights, lightgbm, questions_of
 from lexir.types import Corpus, QuerySet
 
 TRAINABLE = ("bm25-qa", "recommended")
-OPTIONS = {"base": str, "folds": int, "depth": int}
+RANKER = "ranker.txt"  # the LightGBM booster, where learning to rank won on the inner folds
+OPTIONS = {"base": str, "folds": int, "depth": int, "ltr": str}
+LTR = ("off", "auto", "on")  # auto: lambdarank where LightGBM is installed and it wins on inner folds
 
 
 def default_base(system: str, language: str) -> str:
@@ -64,13 +69,31 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
     folds, depth = options.get("folds", 3), options.get("depth", DEPTH)
     start = time.perf_counter()
     base = build_spec(corpus, base_spec)
+    ltr = options.get("ltr", "off")
+    if ltr not in LTR:
+        raise ValueError(f"parameter ltr={ltr!r}; valid: {', '.join(LTR)}")
+    if ltr == "on":
+        lightgbm()  # refuse now, not after the weights are chosen
     weights, selection = choose_weights(corpus, base, usable, queries.qrels, folds=folds, depth=depth, log=log)
-    params_out = {"base": base_spec, "depth": depth, **weights.as_dict()}
+    parts = selection.pop("_parts")
+    files: dict[str, bytes] = {}
+    if ltr != "off":
+        try:
+            lightgbm()
+        except ImportError as exc:
+            if log:
+                log(f"no learning to rank: {exc}")
+        else:
+            ranker, selection["lambdarank"] = choose_ranker(corpus, parts, weights, force=ltr == "on", log=log)
+            if ranker is not None:
+                files[RANKER] = ranker.model_to_string().encode("utf-8")
+    params_out = {"base": base_spec, "depth": depth, **weights.as_dict(), "ranker": RANKER if files else ""}
     manifest = manifest_for(system, params_out, corpus=corpus, queries=usable, qrels=queries.qrels,
                             data={**dict(data or {}), "name": queries.name,
                                   "judged_questions": len(judged), "citing_corpus": len(usable)},
                             extra={"selection": selection, "train_seconds": round(time.perf_counter() - start, 2)})
-    write_model(output, manifest, questions_of(usable, queries.qrels))
+    write_model(output, manifest, questions_of(usable, queries.qrels), files)
+    manifest = load_model(output).manifest  # as written (with its files' digests), and read back whole
     if log:
         log(f"trained {system} on {len(usable)} questions in {manifest['train_seconds']:.1f}s -> {output}")
     return manifest

@@ -67,7 +67,7 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    srv = Server(["demo", "pl-codes", "--system", "bm25", "--system", FUSED],
+    srv = Server(["demo", "pl-codes", "--system", "bm25", "--system", FUSED, "--variant", "bm25(k1=0.3)"],
                  tmp_path_factory.mktemp("serve-cache"))
     yield srv
     srv.stop()
@@ -136,7 +136,7 @@ def test_search_post_batch_and_params(client):
     results = r.json()["results"]
     assert [x["query"]["id"] for x in results] == ["a", "b"]
     assert all(len(x["hits"]) == 3 and "text" not in x["hits"][0] for x in results)
-    # A parameter variant of a served system is built on demand and changes the scores.
+    # A variant of a served system the operator allowed (--variant) is served and changes the scores.
     base = client.get("/v1/demo/search", params={"q": "kradzież rzeczy", "k": 1}).json()["hits"][0]
     tuned = client.get("/v1/demo/search", params={"q": "kradzież rzeczy", "k": 1, "param": "k1:0.3"}).json()
     assert tuned["hits"][0]["score"] != base["score"]

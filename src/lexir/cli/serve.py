@@ -38,6 +38,10 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (loopback unless told otherwise)"),
     port: int = typer.Option(8000, "--port"),
     systems: list[str] = Systems,
+    variants: list[str] = typer.Option(
+        [], "--variant", help="A variant requests may ask for with param=..., built at start-up (repeatable): a "
+                              "served system's spec with other index-time parameters, e.g. 'bm25(k1=0.9;b=0.4)'; "
+                              "without it, a request varies only query-time parameters (lexir systems NAME)"),
     max_in_flight: int = typer.Option(32, "--max-in-flight", help="Requests in flight before 429"),
     cors: str = typer.Option("", "--cors", help="Allowed CORS origins, comma-separated (default: CORS off)"),
     data_dir: Path = DataDir,
@@ -45,19 +49,38 @@ def serve(
     """Serve the HTTP API (/v1, /openapi.json) and the web page (/) over the given corpora.
 
     Set LEXIR_API_KEY to require the key (X-API-Key or Authorization: Bearer) on every route
-    but /healthz."""
+    but /healthz, /login and /static/ (the key form and the files it loads)."""
     origins = tuple(o.strip() for o in cors.split(",") if o.strip()) or None
+    _check_variants(variants, systems)
     state = _state(corpora, systems, data_dir, host=host, port=port, max_in_flight=max_in_flight,
-                   cors_origins=origins)
+                   cors_origins=origins, variants=tuple(variants))
     import uvicorn
 
-    from lexir.service.app import create_app
+    from lexir.service.app import JSONErrorH11Protocol, create_app
 
     if host not in ("127.0.0.1", "localhost", "::1") and not state.settings.api_key:
         err.print(f"[yellow]warning: serving on {host} without LEXIR_API_KEY: anyone who can reach it can use it[/]")
     err.print(f"lexir serving {', '.join(state.corpora)} on http://{host}:{port}/", highlight=False)
-    uvicorn.run(create_app(state), host=host, port=port, log_level="warning",
+    # ws="none": lexir has no WebSocket routes, so an upgrade request is an ordinary HTTP request
+    # (answered by the app, errors in its JSON shape) instead of the WebSocket library's plain 403.
+    uvicorn.run(create_app(state), host=host, port=port, log_level="warning", http=JSONErrorH11Protocol, ws="none",
                 limit_concurrency=max(64, 4 * max_in_flight), h11_max_incomplete_event_size=64 * 1024)
+
+
+def _check_variants(variants: list[str], systems: list[str]) -> None:
+    """Each ``--variant`` is a spec of a served system (same name), with valid parameters."""
+    from lexir.retrieval.base import get_system
+    from lexir.retrieval.spec import parse_spec
+
+    served = {parse_spec(s).name for s in systems}
+    for variant in variants:
+        try:
+            spec = parse_spec(variant)
+            get_system(spec.name).resolve(spec.param_dict)
+        except ValueError as exc:
+            raise CLIError(f"--variant {variant!r}: {exc}") from None
+        if spec.name not in served:
+            raise CLIError(f"--variant {variant!r} is no variant of a served system (served: {', '.join(systems)})")
 
 
 @app.command("mcp")

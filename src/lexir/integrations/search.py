@@ -99,7 +99,9 @@ class LocalSearch:
                 raise LexirSearchError("corpus is a registered name or a path (or pass retriever= with "
                                        "the Corpus it was built on)", field="corpus")
             self.system = system or "bm25"
-            self.state = ServiceState(Settings(systems=(self.system,), data_dir=data_dir))
+            # the system with these parameters is built with the corpus (a service builds none per request)
+            variants = (_with_params(self.system, self.params),) if self.params else ()
+            self.state = ServiceState(Settings(systems=(self.system,), variants=variants, data_dir=data_dir))
             try:
                 self.name = self.state.add(corpus, language, graph=False).name
             except Exception as exc:  # DatasetError, a bad spec: the user's mistake, said plainly
@@ -127,6 +129,14 @@ class LocalSearch:
 
     async def asearch(self, query: str, k: int, as_of: str | None = None) -> list[Hit]:
         return await asyncio.to_thread(self.search, query, k, as_of)
+
+
+def _with_params(system: str, params: Mapping[str, Any]) -> str:
+    """``system``'s spec with ``params`` written into it: ``bm25`` + k1=0.9 -> ``bm25(k1=0.9)``."""
+    from lexir.retrieval.spec import Spec, parse_spec
+
+    spec = parse_spec(system)
+    return str(Spec(spec.name, tuple({**spec.param_dict, **{k: str(v) for k, v in params.items()}}.items())))
 
 
 class GivenState(ServiceState):

@@ -8,6 +8,7 @@ experiment file build them the same way.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import sys
 from abc import ABC, abstractmethod
@@ -33,6 +34,9 @@ class Retriever(ABC):
     at a time build their batch with :meth:`each`, which also reports progress."""
 
     name: str = "retriever"
+    # The query-time parameters (see lexir.retrieval.params.Param.query_time) this retriever takes
+    # without a new index: each is an attribute of the same name that :meth:`with_params` replaces.
+    query_params: frozenset[str] = frozenset()
 
     @abstractmethod
     def search_many(
@@ -44,6 +48,17 @@ class Retriever(ABC):
     def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
         """Best ``k`` documents for ``text``, best first."""
         return ranked(self.search_many([Query(SEARCH_QID, text)], k).get(SEARCH_QID, {}))
+
+    def with_params(self, values: Mapping[str, Any]) -> Retriever:
+        """This retriever with query-time parameters changed, sharing its index (a shallow copy:
+        ``self`` is not changed). ``ValueError`` for a parameter it cannot change so."""
+        fixed = sorted(set(values) - self.query_params)
+        if fixed:
+            raise ValueError(f"{type(self).__name__} cannot change {', '.join(fixed)} without a new index")
+        variant = copy.copy(self)
+        for key, value in values.items():
+            setattr(variant, key, value)
+        return variant
 
     @staticmethod
     def each(
@@ -92,16 +107,23 @@ class System:
         """Parameters whose value names other systems: name -> SPEC or SPEC_LIST."""
         return {key: p.names_systems for key, p in self.params.items() if p.names_systems}
 
-    def resolve(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """The full parameter set: defaults overridden by ``params``, each coerced to its type
-        and checked against its allowed values."""
+    def resolve(self, params: Mapping[str, Any] | None = None, strict: Mapping[str, Any] | None = None
+                ) -> dict[str, Any]:
+        """The full parameter set: defaults overridden by ``params``, then by ``strict`` (typed
+        values, as from a JSON body: no string parsed as a number or a flag), each coerced to its
+        type and checked against its range and allowed values."""
         values = self.defaults
-        for key, value in (params or {}).items():
-            if key not in self.params:
-                valid = ", ".join(sorted(self.params)) or "(none)"
-                raise ValueError(f"system {self.name!r} has no parameter {key!r}; valid: {valid}")
-            values[key] = self.params[key].coerce(value, key)
+        for given, is_strict in ((params, False), (strict, True)):
+            for key, value in (given or {}).items():
+                if key not in self.params:
+                    valid = ", ".join(sorted(self.params)) or "(none)"
+                    raise ValueError(f"system {self.name!r} has no parameter {key!r}; valid: {valid}")
+                values[key] = self.params[key].coerce(value, key, strict=is_strict)
         return values
+
+    def query_time(self) -> list[str]:
+        """The parameters that a built retriever of this system may change per query."""
+        return [key for key, p in self.params.items() if p.query_time]
 
     def build(self, corpus: Corpus, params: Mapping[str, Any] | None = None, **context) -> Retriever:
         values = self.resolve(params)

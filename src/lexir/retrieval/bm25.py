@@ -38,6 +38,7 @@ def corpus_fingerprint(corpus: Corpus) -> str:
 
 class BM25Retriever(Retriever):
     name = "bm25"
+    query_params = frozenset({"dedupe_query"})
 
     def __init__(
         self,

@@ -41,6 +41,8 @@ def document_frequency(bm25: BM25Retriever, term: int) -> int:
 
 
 class FeedbackBM25(Retriever):
+    query_params = frozenset({"docs"})
+
     def __init__(self, bm25: BM25Retriever, corpus: Corpus,
                  expand: Callable[[list[int], list[tuple[str, float]]], dict[int, float]],
                  docs: int, name: str) -> None:

@@ -7,7 +7,9 @@ and never modify their inputs. The systems ``rrf``, ``wrrf`` and ``combsum`` fus
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -129,6 +131,18 @@ class FusedRetriever(Retriever):
         self.part_names = list(part_names) or [getattr(p, "name", str(i)) for i, p in enumerate(parts)]
         self.params = {**params, "depth": depth}
         fusion_function(method, len(parts), **self.params)  # refuse bad parameters at build time
+
+    def with_params(self, values: Mapping[str, Any]) -> FusedRetriever:
+        """The same parts fused with other parameters of the method (``k``, ``k0``, ``weights``,
+        ``norm``, ``depth``): nothing is built again."""
+        fixed = sorted(set(values) - set(self.params))
+        if fixed:
+            raise ValueError(f"{self.method} fusion has no parameter {', '.join(fixed)}")
+        variant = copy.copy(self)
+        variant.params = {**self.params, **values}
+        variant.depth = variant.params["depth"]
+        fusion_function(variant.method, len(variant.parts), **variant.params)
+        return variant
 
     def part_runs(self, queries: Sequence[Query]) -> list[Run]:
         """Each part's run (top ``depth``): what is fused, and what explains a fused hit."""

@@ -2,10 +2,14 @@
 
 Safety lives in one ASGI guard in front of every route (section 4 of issue #9): the API key
 (``X-API-Key`` or ``Authorization: Bearer``; a cookie for the page) on everything but
-``/healthz``, a cap on the request body (413, counted as it arrives, not trusted from the
-header), and a bounded number of requests in flight (beyond it ``429`` with ``Retry-After``
-at once, instead of a growing queue). Errors are JSON ``{"error": {"code", "message",
-"field", "valid"}}``; no error carries a file path or a traceback.
+:data:`OPEN_PATHS` and :data:`OPEN_PREFIXES` (health, the key form and the files it loads), a cap
+on the request body (413, counted as it arrives, not trusted from the header), and a bounded
+number of requests in flight (beyond it ``429`` with ``Retry-After`` at once, instead of a growing
+queue) on everything but ``/healthz``. Errors are JSON ``{"error": {"code", "message", "field",
+"valid"}}`` (a 405 with ``Allow``), also for malformed HTTP (:class:`JSONErrorH11Protocol`); no
+error carries a file path or a traceback. Request bodies are typed strictly (``"k": true`` and
+``"k": "5"`` are no numbers) and text that is not valid Unicode (a lone surrogate) is refused
+before anything reads it.
 """
 
 from __future__ import annotations
@@ -16,28 +20,72 @@ import logging
 import threading
 from typing import Any
 
+import h11
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Mount
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from lexir.service import core
 from lexir.service.state import ServiceError, ServiceState
 
 log = logging.getLogger("lexir.service")
 
-OPEN_PATHS = ("/healthz",)
+# Open without the API key: health (load balancers), the key form (a reader must reach it to give the
+# key) and the shipped stylesheet and script the form loads (no data of any corpus).
+OPEN_PATHS = ("/healthz", "/login")
+OPEN_PREFIXES = ("/static/",)
 PAGE_KEY_COOKIE = "lexir_key"
 
 
-class SearchQuery(BaseModel):
+def _lone_surrogate(value: Any, where: tuple) -> tuple | None:
+    """The place of the first string (key or value) in ``value`` that no UTF-8 can carry."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _lone_surrogate(key, (*where, key)) or _lone_surrogate(item, (*where, key))
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _lone_surrogate(item, (*where, i))
+            if found is not None:
+                return found
+    return None
+
+
+class Body(BaseModel):
+    """A JSON request body: strict types, and every string valid Unicode."""
+
+    model_config = ConfigDict(strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unicode(cls, data: Any) -> Any:
+        where = _lone_surrogate(data, ())
+        if where is not None:
+            field = ".".join(str(p).encode("utf-8", "backslashreplace").decode() for p in where) or "body"
+            raise PydanticCustomError("surrogate", "{field}: not valid Unicode (a lone surrogate)",
+                                      {"field": field})
+        return data
+
+
+class SearchQuery(Body):
     id: str = Field(default="", max_length=200)
     text: str
 
 
-class SearchBatch(BaseModel):
+class SearchBatch(Body):
     queries: list[SearchQuery]
     k: int = 10
     system: str | None = None
@@ -46,12 +94,12 @@ class SearchBatch(BaseModel):
     as_of: str | None = None
 
 
-class CiteRequest(BaseModel):
+class CiteRequest(Body):
     text: str
     language: str
 
 
-class VerifyRequest(BaseModel):
+class VerifyRequest(Body):
     quote: str
     id: str | None = None
     citation: str | None = None
@@ -97,6 +145,21 @@ async def _send_json(send, status: int, body: dict, headers: dict[str, str] | No
     await send({"type": "http.response.body", "body": payload})
 
 
+class JSONErrorH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol, answering a request it cannot parse (bad framing, a request line or
+    headers over the limit) with lexir's JSON error instead of uvicorn's plain text."""
+
+    def send_400_response(self, msg: str) -> None:
+        body = json.dumps({"error": {"code": "bad_http", "message":
+                                     "malformed HTTP request (request line, headers or framing)"}}).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                   (b"connection", b"close")]
+        self.transport.write(self.conn.send(h11.Response(status_code=400, headers=headers, reason=b"Bad Request")))
+        self.transport.write(self.conn.send(h11.Data(data=body)))
+        self.transport.write(self.conn.send(h11.EndOfMessage()))
+        self.transport.close()
+
+
 class Guard:
     """ASGI middleware: API key, body size cap and in-flight bound, before any route runs."""
 
@@ -108,7 +171,8 @@ class Guard:
 
     def _authorised(self, scope) -> bool:
         key = self.settings.api_key
-        if not key or scope["path"] in OPEN_PATHS or scope["path"].startswith("/static/") \
+        path = scope["path"]
+        if not key or path in OPEN_PATHS or path.startswith(OPEN_PREFIXES) \
                 or scope.get("method") == "OPTIONS":  # CORS preflights carry no credentials
             return True
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
@@ -128,9 +192,6 @@ class Guard:
             await self.app(scope, receive, send)
             return
         if not self._authorised(scope):
-            if scope["path"] == "/login":
-                await self.app(scope, receive, send)
-                return
             accept = next((v for k, v in scope.get("headers", []) if k.lower() == b"accept"), b"")
             if scope.get("method") == "GET" and b"text/html" in accept and not scope["path"].startswith("/v1/"):
                 # a reader at the page: to the key form, not a JSON error
@@ -142,7 +203,7 @@ class Guard:
                              "an API key is required: header X-API-Key or Authorization: Bearer"}},
                              {"www-authenticate": "Bearer"})
             return
-        if scope["path"] in OPEN_PATHS:  # cheap, and what a load balancer asks: never refused for load
+        if scope["path"] == "/healthz":  # cheap, and what a load balancer asks: never refused for load
             await self.app(scope, receive, send)
             return
         limit = self.settings.max_body_bytes
@@ -217,6 +278,11 @@ def create_app(state: ServiceState) -> FastAPI:
         errors = exc.errors()
         if any(e.get("type") == "json_invalid" for e in errors):
             return _error(400, "bad_json", "the request body is not valid JSON")
+        bad_text = next((e for e in errors if e.get("type") == "surrogate"), None)
+        if bad_text is not None:
+            field = (bad_text.get("ctx") or {}).get("field")
+            return _error(400, "bad_text", f"{field}: not valid Unicode (a lone surrogate); send UTF-8 text",
+                          field=field)
         first = errors[0] if errors else {}
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
         return _error(422, "invalid", f"{where or 'request'}: {first.get('msg', 'invalid')}", field=where or None)
@@ -228,13 +294,29 @@ def create_app(state: ServiceState) -> FastAPI:
     async def body_too_large(_request: Request, _exc: Exception):
         return too_large()
 
+    def allowed(scope) -> str:
+        """The methods some route takes at this path (a 405's ``Allow``): every route, not only
+        the first that matched the path (GET and POST search are two routes)."""
+        methods: set[str] = set()
+        for route in app.router.routes:
+            if isinstance(route, Mount):
+                if route.matches(scope)[0] is not Match.NONE:
+                    methods |= {"GET", "HEAD"}  # static files
+            elif getattr(route, "methods", None) and route.matches(scope)[0] is not Match.NONE:
+                methods |= set(route.methods)
+        return ", ".join(sorted(methods))
+
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_request: Request, exc: StarletteHTTPException):
+    async def http_error(request: Request, exc: StarletteHTTPException):
         if isinstance(exc.__cause__, _TooLarge):  # FastAPI wraps a failed body read as a 400
             return too_large()
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "error")
         message = exc.detail if exc.status_code != 404 else "no such route; see /openapi.json"
-        return _error(exc.status_code, code, str(message))
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = allowed(request.scope) or headers.get("Allow", "")
+            message = f"method {request.method} not allowed here; allowed: {headers['Allow']}"
+        return _error(exc.status_code, code, str(message), headers=headers or None)
 
     @app.exception_handler(Exception)
     async def unexpected(_request: Request, exc: Exception):
@@ -285,8 +367,8 @@ def create_app(state: ServiceState) -> FastAPI:
         if not queries:
             raise ServiceError("queries is empty", field="queries")
         fast = len(queries) <= 4 and _fast(corpus, body.system, body.params) and not body.as_of
-        results = await _run(fast, core.search, state, corpus, queries, body.k, body.system, body.params,
-                             with_text=body.text, as_of=body.as_of)
+        results = await _run(fast, core.search, state, corpus, queries, body.k, body.system, None,
+                             with_text=body.text, as_of=body.as_of, typed=body.params)
         return _json({"results": results})
 
     @app.get("/v1/{corpus}/provisions/{unit_id:path}", tags=["provisions"], openapi_extra={"parameters": [

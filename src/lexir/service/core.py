@@ -36,9 +36,23 @@ def _analyzer(retriever, loaded: LoadedCorpus):
     return analyzer
 
 
+def check_text(text: Any, where: str) -> str:
+    """``text`` if it is a string that is valid Unicode; a lone surrogate (JSON ``"\\ud800"``,
+    which no UTF-8 can carry) is refused here, before analysis or an echo in a response."""
+    if not isinstance(text, str):
+        raise ServiceError(f"{where} must be a string", field=where)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ServiceError(f"{where} is not valid Unicode: a lone surrogate at character {err.start}",
+                           field=where) from None
+    return text
+
+
 def check_query(state: ServiceState, text: Any, where: str = "q") -> str:
     if not isinstance(text, str):
         raise ServiceError("a query must be a string", field=where)
+    check_text(text, where)
     if not text.strip():
         raise ServiceError("the query is empty", field=where)
     limit = state.settings.max_query_chars
@@ -53,6 +67,59 @@ def check_k(state: ServiceState, k: Any) -> int:
     if not 1 <= k <= state.settings.max_k:
         raise ServiceError(f"k must be between 1 and {state.settings.max_k}; got {k}", field="k")
     return k
+
+
+def request_retriever(state: ServiceState, loaded: LoadedCorpus, system: str | None,
+                      params: Mapping[str, Any] | None = None, typed: Mapping[str, Any] | None = None):
+    """The retriever a request asks for: a served ``system`` (or an allowed variant) with the
+    request's parameters, built by nobody. ``params`` are strings (a URL's ``param=k1:0.9``);
+    ``typed`` are JSON values, taken only as their own type (``true`` is no number, ``"5"`` none).
+
+    A parameter that changes the index (``k1``, ``title_weight``, ``mode`` ...) may differ from the
+    served system's only where the operator named that variant at start-up (``lexir serve
+    --variant``); query-time parameters (``dedupe_query``, fusion ``k``/``k0``/``weights``/``depth``,
+    feedback ``docs``) are applied to the built retriever (:meth:`Retriever.with_params`)."""
+    from lexir.retrieval.base import get_system
+    from lexir.retrieval.spec import parse_spec
+
+    served = state.retriever(loaded, system, {})  # refuses a system that is not served
+    if not params and not typed:
+        return served
+    system = system or state.settings.systems[0]
+    spec = parse_spec(system)
+    definition = get_system(spec.name)
+    try:
+        base = definition.resolve(spec.param_dict)
+        wanted = definition.resolve({**spec.param_dict, **dict(params or {})}, strict=typed)
+    except ValueError as exc:
+        raise ServiceError(str(exc), field="params",
+                           valid=sorted(definition.params) if "has no parameter" in str(exc) else None) from None
+    query_time = set(definition.query_time())
+    fixed = sorted(k for k, v in wanted.items() if v != base[k] and k not in query_time)
+    retriever = served
+    if fixed:
+        for variant in state.settings.variants:
+            vspec = parse_spec(variant)
+            if vspec.name != spec.name:
+                continue
+            values = definition.resolve(vspec.param_dict)
+            if all(values[k] == wanted[k] for k in values if k not in query_time):
+                retriever, base = state.retriever(loaded, variant, {}), values
+                break
+        else:
+            shown = ", ".join(f"{k}={wanted[k]!r}" for k in fixed)
+            allowed = ", ".join(sorted(query_time)) or "none"
+            raise ServiceError(f"{shown}: fixed on this server for {system!r} (another value needs a new index); "
+                               f"query-time parameters: {allowed}; other values only as variants the operator "
+                               "allows at start-up (lexir serve --variant)", field="params", valid=sorted(query_time))
+    changes = {k: v for k, v in wanted.items() if k in query_time and v != base[k]}
+    if not changes:
+        return retriever
+    try:
+        return retriever.with_params(changes)
+    except ValueError as exc:
+        raise ServiceError(f"{', '.join(sorted(changes))}: fixed on this server for {system!r} ({exc})",
+                           field="params") from None
 
 
 def parse_param_pairs(pairs: Sequence[str]) -> dict[str, str]:
@@ -71,16 +138,20 @@ def parse_param_pairs(pairs: Sequence[str]) -> dict[str, str]:
 
 def search(state: ServiceState, corpus: str, queries: Sequence[tuple[str, str]], k: int = 10,
            system: str | None = None, params: Mapping[str, Any] | None = None,
-           with_text: bool = True, as_of: str | None = None) -> list[dict[str, Any]]:
+           with_text: bool = True, as_of: str | None = None,
+           typed: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Ranked hits for each ``(query id, text)``; one ``{"query", "hits"}`` per query. With
-    ``as_of``, among the provisions in force on that date only (a corpus with a history)."""
+    ``as_of``, among the provisions in force on that date only (a corpus with a history).
+    ``params`` (strings) and ``typed`` (JSON values): see :func:`request_retriever`."""
     loaded = state.get(corpus, as_of)
     k = check_k(state, k)
     if len(queries) > state.settings.max_batch:
         raise ServiceError(f"{len(queries)} queries in one batch; at most {state.settings.max_batch}",
                            field="queries")
     texts = [check_query(state, text, f"queries[{i}].text") for i, (_, text) in enumerate(queries)]
-    retriever = state.retriever(loaded, system, dict(params or {}))
+    for i, (qid, _) in enumerate(queries):
+        check_text(qid, f"queries[{i}].id")
+    retriever = request_retriever(state, loaded, system, params, typed)
     analyze = _analyzer(retriever, loaded)
     out = []
     for (qid, _), text in zip(queries, texts, strict=True):

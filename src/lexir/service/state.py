@@ -5,8 +5,9 @@ their statute graphs and the configured systems built (or loaded from the index 
 before the server listens, so no request pays for a parse. A request names a corpus by the
 name it was served under, never by a path: nothing in a request reaches the file system.
 
-A request may ask for other parameters of an allowed system (``param=k1:0.9``): that
-retriever is built on demand, one build at a time per corpus, and kept in a small LRU.
+A request builds no index: it may vary a served system's query-time parameters, or ask for
+one of the variants the operator allowed at start-up (``lexir serve --variant``), built with
+the served systems (:func:`lexir.service.core.request_retriever`).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class Settings:
     port: int = 8000
     api_key: str | None = None  # LEXIR_API_KEY
     systems: tuple[str, ...] = ("bm25",)  # the systems requests may choose (first: default)
+    variants: tuple[str, ...] = ()  # specs of served systems with other index-time parameters, built too
     max_k: int = 1000
     max_query_chars: int = 10_000
     max_text_chars: int = 200_000  # /v1/cite input
@@ -187,7 +189,7 @@ class ServiceState:
         loaded.dates = None if is_path(spec) else _dates(spec, self.settings.data_dir)
         if graph and corpus.acts:
             loaded.graph = cached_graph(corpus, notify=notify)
-        for system in self.settings.systems:
+        for system in (*self.settings.systems, *self.settings.variants):
             self.retriever(loaded, system, {})
         self.corpora[name] = loaded
         return loaded
@@ -252,7 +254,7 @@ class ServiceState:
         from lexir.retrieval.build import build_retriever
 
         system = system or self.settings.systems[0]
-        if system not in self.settings.systems:
+        if system not in self.settings.systems and system not in self.settings.variants:
             raise ServiceError(f"system {system!r} is not served; served: {', '.join(self.settings.systems)}",
                                valid=list(self.settings.systems), field="system")
         key = _param_key(system, params)
@@ -268,7 +270,7 @@ class ServiceState:
             except (ValueError, TypeError, KeyError) as exc:
                 raise ServiceError(f"cannot build {system!r} with {dict(params)}: {exc}", field="params") from None
             loaded.retrievers[key] = retriever
-            defaults = {_param_key(s, {}) for s in self.settings.systems}
+            defaults = {_param_key(s, {}) for s in (*self.settings.systems, *self.settings.variants)}
             extra = [k for k in loaded.retrievers if k not in defaults]
             while len(extra) > self.settings.extra_retrievers:
                 loaded.retrievers.pop(extra.pop(0))

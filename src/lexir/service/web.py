@@ -15,16 +15,17 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from lexir.service import core
+from lexir.service.app import PAGE_KEY_COOKIE, Body
 from lexir.service.judgements import Judgements
 from lexir.service.state import NotFound, ServiceError, ServiceState
 
 PAGE_K = 20
 
 
-class Mark(BaseModel):
+class Mark(Body):
     corpus: str
     query: str = Field(max_length=10_000)
     id: str = Field(max_length=500)
@@ -98,5 +99,8 @@ def add_page_routes(app: FastAPI, state: ServiceState, judgements: Judgements | 
         if not key or not hmac.compare_digest(given.encode(), key.encode()):
             return page(request, "login.html", 401, error="wrong key")
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie("lexir_key", given, httponly=True, samesite="strict")
+        # Secure where the page is served over TLS (uvicorn's --ssl-*, or a proxy's X-Forwarded-Proto
+        # from an address uvicorn trusts): the browser then never sends the key in clear.
+        response.set_cookie(PAGE_KEY_COOKIE, given, httponly=True, samesite="strict",
+                            secure=request.url.scheme == "https")
         return response

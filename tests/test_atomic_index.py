@@ -125,10 +125,14 @@ def cli_update(corpora, folder, day=None, extra=()):
     import lexir.datasets.generic as generic
     from lexir.datasets.generic import split_as_of
 
-    generic.load_corpus = lambda spec, language=None, data_dir=None: corpora[split_as_of(spec)[1]]
     if day is None:
         day = other(load_index(folder).source["as_of"])
-    result = CliRunner().invoke(app, ["index", "update", str(folder), "--as-of", day, *extra])
+    loader = generic.load_corpus
+    generic.load_corpus = lambda spec, language=None, data_dir=None: corpora[split_as_of(spec)[1]]
+    try:
+        result = CliRunner().invoke(app, ["index", "update", str(folder), "--as-of", day, *extra])
+    finally:
+        generic.load_corpus = loader
     return result.exit_code, result.output
 
 

@@ -337,3 +337,12 @@ def test_in_process_search_with_parameters_builds_that_system_up_front(demo, tmp
     expected = build_retriever(demo, "bm25", {"k1": 0.3}).search(QUERY, 3)
     assert [(h.id, h.score) for h in tuned] == [(d, round(score, 6)) for d, score in expected]
     assert tuned[0].score != round(build_retriever(demo, "bm25").search(QUERY, 1)[0][1], 6)
+
+
+def test_an_id_that_is_no_unicode_is_refused_by_the_history_routes():
+    from lexir.service import history
+    from lexir.service.state import ServiceError
+
+    with pytest.raises(ServiceError, match="lone surrogate"):
+        history._check_id("BGB::1\ud800")  # validity echoes ids as keys: no UTF-8 carries this one
+    assert history._check_id("BGB::1") == "BGB::1"

@@ -176,8 +176,9 @@ class Generation:
     """The folder a save writes into, and where the same folder was in the generation it replaces
     (``previous``; None for a first save), whose unchanged files :meth:`keep` links in."""
 
-    def __init__(self, path: Path, previous: Path | None) -> None:
+    def __init__(self, path: Path, previous: Path | None, linked: set[str] | None = None) -> None:
         self.path, self.previous = path, previous
+        self.linked = linked if linked is not None else set()  # files already on disk, synced when written
 
     def __truediv__(self, name: str) -> Path:
         return self.path / name
@@ -191,13 +192,14 @@ class Generation:
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             os.link(self.previous / name, target)
+            self.linked.add(os.path.realpath(target))
         except OSError:
             shutil.copy2(self.previous / name, target)
         step("kept a file")
         return True
 
 
-_writing = threading.local()  # the generations this thread is writing: [(staging path, previous)]
+_writing = threading.local()  # the generations this thread is writing: [Generation]
 
 
 @contextmanager
@@ -211,11 +213,10 @@ def new_generation(folder: str | Path, timeout: float | None = DEFAULT_TIMEOUT) 
         stack = _writing.stack = []
     outer = _enclosing(folder, stack)
     if outer is not None:
-        staging, previous = outer
         folder.mkdir(parents=True, exist_ok=True)
-        rel = os.path.relpath(os.path.realpath(folder), os.path.realpath(staging))
-        before = previous / rel if previous is not None and (previous / rel).is_dir() else None
-        yield Generation(folder, before)
+        rel = os.path.relpath(os.path.realpath(folder), os.path.realpath(outer.path))
+        before = outer.previous / rel if outer.previous is not None and (outer.previous / rel).is_dir() else None
+        yield Generation(folder, before, outer.linked)
         return
     with writer_lock(folder, timeout):
         try:
@@ -230,27 +231,28 @@ def new_generation(folder: str | Path, timeout: float | None = DEFAULT_TIMEOUT) 
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
         step("made the new generation's folder")
-        stack.append((staging, old))
+        gen = Generation(staging, old)
+        stack.append(gen)
         try:
-            yield Generation(staging, old)
+            yield gen
         except BaseException:
             stack.pop()
             shutil.rmtree(staging, ignore_errors=True)
             raise
         stack.pop()
-        files = _sync_tree(staging)
+        files = _sync_tree(staging, gen.linked)
         _switch(folder, staging, number, files)
         _prune(folder, keep={staging.name, old.name if old is not None and not legacy else ""})
         if legacy and old is not None:
             _remove_legacy(folder, staging)
 
 
-def _enclosing(folder: Path, stack: list) -> tuple[Path, Path | None] | None:
+def _enclosing(folder: Path, stack: list[Generation]) -> Generation | None:
     real = os.path.realpath(folder)
-    for staging, previous in reversed(stack):
-        base = os.path.realpath(staging)
+    for gen in reversed(stack):
+        base = os.path.realpath(gen.path)
         if real == base or real.startswith(base + os.sep):
-            return staging, previous
+            return gen
     return None
 
 
@@ -262,14 +264,18 @@ def _number(path: Path) -> int:
     return int(path.name[len(PREFIX):])
 
 
-def _sync_tree(root: Path) -> dict[str, int]:
-    """fsync every file, then every folder (deepest first), below ``root``; their sizes by path."""
+def _sync_tree(root: Path, linked: set[str]) -> dict[str, int]:
+    """fsync every file (but those ``linked`` from the previous generation, synced when written),
+    then every folder (deepest first), below ``root``; the files' sizes by path."""
     files: dict[str, int] = {}
     folders = []
     for here, _dirs, names in os.walk(root):
         folders.append(here)
         for name in sorted(names):
             path = os.path.join(here, name)
+            if os.path.realpath(path) in linked:
+                files[os.path.relpath(path, root)] = os.stat(path).st_size
+                continue
             fd = os.open(path, os.O_RDONLY)
             try:
                 os.fsync(fd)

@@ -100,16 +100,20 @@ class IncrementalBM25(Retriever):
     def upsert(self, docs: Iterable[Document]) -> int:
         """Add documents, or replace those whose id is present; unchanged ones are skipped.
         Returns how many were added or replaced."""
-        fresh: dict[str, Document] = {}
-        for doc in docs:
-            fresh[doc.id] = doc  # the last of repeated ids wins, as in a corpus update
-        changed = [d for d in fresh.values()
-                   if d.id not in self._slot or self._hashes[self._slot[d.id]] != document_hash(d)]
-        replaced = [self._slot[d.id] for d in changed if d.id in self._slot]
+        changed, replaced = self._changed(docs)
         self._apply(replaced, changed)
         if changed:
             self.fingerprint = ""
         return len(changed)
+
+    def _changed(self, docs: Iterable[Document]) -> tuple[list[Document], list[int]]:
+        """The documents that are new or whose text or title changed, and the slots they replace."""
+        fresh: dict[str, Document] = {}
+        for doc in docs:
+            fresh[doc.id] = doc  # the last of repeated ids wins, as in a corpus update
+        slot_of, hashes = self._slot, self._hashes
+        changed = [d for d in fresh.values() if d.id not in slot_of or hashes[slot_of[d.id]] != document_hash(d)]
+        return changed, [slot_of[d.id] for d in changed if d.id in slot_of]
 
     def delete(self, ids: Iterable[str]) -> int:
         """Remove documents by id; an id not in the index is an error (nothing is removed then)."""
@@ -128,10 +132,10 @@ class IncrementalBM25(Retriever):
         title changed, that are new, or that are gone. Returns (added or replaced, deleted)."""
         wanted = {d.id for d in corpus}
         gone = [i for i in self._slot if i not in wanted]
-        changed = self.upsert(corpus)
-        deleted = self.delete(gone) if gone else 0
+        changed, replaced = self._changed(corpus)
+        self._apply(replaced + [self._slot[i] for i in gone], changed)  # one pass over the postings
         self.fingerprint = corpus.fingerprint
-        return changed, deleted
+        return len(changed), len(gone)
 
     def apply(self, upserts: Iterable[Document], deletes: Iterable[str], fingerprint: str = "") -> tuple[int, int]:
         """Apply a change set the caller already knows (``StatuteHistory.changes(old, new)``), without
@@ -143,14 +147,12 @@ class IncrementalBM25(Retriever):
 
     def _apply(self, remove: Sequence[int], add: Sequence[Document],
                progress: Callable[[int], None] | None = None) -> None:
-        removed: dict[int, list[int]] = {}
         # slots removed in this call: their postings go before new documents may reuse the slots
         dead = np.zeros(len(self.doc_ids), dtype=bool)
         dead[list(remove)] = True
         self._dirty_slots.update(remove)
+        removed_terms = _concat([self._doc_terms[slot] for slot in remove], np.int64)
         for slot in remove:
-            for t in self._doc_terms[slot].tolist():
-                removed.setdefault(t, []).append(slot)
             self.n_docs -= 1
             self.total_length -= int(self._lengths[slot])
             del self._slot[self.doc_ids[slot]]
@@ -158,58 +160,80 @@ class IncrementalBM25(Retriever):
             self.doc_ids[slot] = self._doc_terms[slot] = self._hashes[slot] = None
             self._doc_tf.pop(slot, None)
             self._free_slots.append(slot)
-        added: dict[int, tuple[list[int], list[int]]] = {}
         vocab, term_id = self.vocab, self._term_id
+        new_slots = []
         for doc in add:
             tokens = self._tokens(doc.title, doc.text)
             counts = Counter(tokens)
             slot = self._new_slot()
-            self._dirty_slots.add(slot)
+            new_slots.append(slot)
             self.doc_ids[slot], self._hashes[slot] = doc.id, document_hash(doc)
             self._slot[doc.id] = slot
             self._lengths[slot] = len(tokens)
             self.total_length += len(tokens)
             self.n_docs += 1
-            tids = []
-            for term, tf in counts.items():
-                t = vocab.get(term)
-                if t is None:
-                    t = term_id(term)
-                tids.append(t)
-                entry = added.get(t)
-                if entry is None:
-                    added[t] = ([slot], [tf])
-                else:
-                    entry[0].append(slot)
-                    entry[1].append(tf)
+            get = vocab.get
+            tids = [get(term) for term in counts]
+            if None in tids:
+                tids = [term_id(term) if t is None else t for term, t in zip(counts, tids, strict=True)]
             self._doc_terms[slot] = np.array(tids, dtype=np.int64)
             self._doc_tf[slot] = np.fromiter(counts.values(), dtype=np.int32, count=len(counts))
             if progress:
                 progress(1)
-        for t in self._merge(removed, added, dead):  # the term's last document went: it leaves the vocabulary
+        self._dirty_slots.update(new_slots)
+        add_terms = [self._doc_terms[slot] for slot in new_slots]
+        empty = self._merge(dead, removed_terms, _concat(add_terms, np.int64),
+                            np.repeat(np.array(new_slots, dtype=np.int64), [len(t) for t in add_terms]),
+                            _concat([self._doc_tf[slot] for slot in new_slots], np.int32))
+        for t in empty:  # the term's last document went: it leaves the vocabulary
             del self.vocab[self._terms[t]]
             self._terms[t] = None
             self._free_terms.append(t)
             self._dirty_terms.add(t)
 
-    def _merge(self, removed: dict[int, list[int]], added: dict[int, tuple[list[int], list[int]]],
-               dead: np.ndarray) -> list[int]:
-        """Take the ``dead`` slots out of the postings of the ``removed`` terms and append the
-        ``added`` (slots, term frequencies); returns the terms left with no document."""
+    def _merge(self, dead: np.ndarray, removed_terms: np.ndarray, add_terms: np.ndarray, add_slots: np.ndarray,
+               add_tf: np.ndarray) -> list[int]:
+        """Take the ``dead`` slots out of the postings of ``removed_terms`` and append the postings
+        (``add_terms``, ``add_slots``, ``add_tf``), all terms at once: the affected terms' postings
+        gathered into flat arrays, filtered, and written with the new ones (after them, per term)
+        into one array cut into a view per term. Returns the terms left with no document."""
+        affected = np.union1d(removed_terms, add_terms)
+        n = len(affected)
+        if not n:
+            return []
+        terms = affected.tolist()
+        held = [self._post.get(t, _EMPTY) for t in terms]
+        sizes = np.fromiter((len(p[0]) for p in held), dtype=np.int64, count=n)
+        slots = _concat([p[0] for p in held], np.int64)
+        tf = _concat([p[1] for p in held], np.int32)
+        owner = np.repeat(np.arange(n), sizes)  # position in ``affected`` of each gathered posting
+        if len(slots) and dead.any():
+            keep = ~dead[slots]
+            slots, tf, owner = slots[keep], tf[keep], owner[keep]
+        kept = np.bincount(owner, minlength=n)
+        new_owner = np.searchsorted(affected, add_terms)
+        order = np.argsort(new_owner, kind="stable")
+        new_owner, add_slots, add_tf = new_owner[order], add_slots[order], add_tf[order]
+        added = np.bincount(new_owner, minlength=n)
+        start = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(kept + added, out=start[1:])
+        out_slots = np.empty(int(start[-1]), dtype=np.int64)
+        out_tf = np.empty(int(start[-1]), dtype=np.int32)
+        # each group is contiguous and in order: its k-th posting goes k places after its start
+        first = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(kept, out=first[1:])
+        at = start[owner] + np.arange(len(slots)) - first[owner]
+        out_slots[at], out_tf[at] = slots, tf
+        np.cumsum(added, out=first[1:])
+        at = start[new_owner] + kept[new_owner] + np.arange(len(new_owner)) - first[new_owner]
+        out_slots[at], out_tf[at] = add_slots, add_tf
         empty = []
-        for t in removed.keys() | added.keys():
-            slots, tf = self._post.get(t, _EMPTY)
-            if t in removed:  # one gather per term, however many of its documents went
-                keep = ~dead[slots]
-                slots, tf = slots[keep], tf[keep]
-            if t in added:
-                new_slots, new_tf = added[t]
-                slots = np.concatenate([slots, np.array(new_slots, dtype=np.int64)])
-                tf = np.concatenate([tf, np.array(new_tf, dtype=np.int32)])
-            if len(slots):
-                self._post[t] = (slots, tf)
+        post = self._post
+        for t, a, e in zip(terms, start[:-1].tolist(), start[1:].tolist(), strict=True):
+            if e > a:
+                post[t] = (out_slots[a:e], out_tf[a:e])
             else:
-                self._post.pop(t, None)
+                post.pop(t, None)
                 empty.append(t)
         return empty
 
@@ -416,9 +440,11 @@ class IncrementalBM25(Retriever):
         index._read_whole(folder)
         for name in deltas:
             index._read_delta(folder / name)
-        index.vocab = {term: t for t, term in enumerate(index._terms) if term is not None}
+        index.vocab = dict(zip(index._terms, range(len(index._terms)), strict=True))
+        index.vocab.pop(None, None)  # type: ignore[call-overload]  # free term ids
         index._free_terms = [t for t, term in enumerate(index._terms) if term is None]
-        index._slot = {i: s for s, i in enumerate(index.doc_ids) if i is not None}
+        index._slot = dict(zip(index.doc_ids, range(len(index.doc_ids)), strict=True))
+        index._slot.pop(None, None)  # type: ignore[call-overload]  # free slots
         index._free_slots = [s for s, i in enumerate(index.doc_ids) if i is None]
         index.n_docs, index.total_length = meta["n_docs"], meta["total_length"]
         if index.n_docs != len(index._slot):
@@ -454,31 +480,20 @@ class IncrementalBM25(Retriever):
             self._doc_terms += [None] * grow
             self._lengths = np.concatenate([self._lengths, np.zeros(grow, dtype=np.int64)])
         dead = np.zeros(len(self.doc_ids), dtype=bool)
-        removed: dict[int, list[int]] = {}
-        for s in slots:
-            if self.doc_ids[s] is not None:
-                dead[s] = True
-                for t in self._doc_terms[s].tolist():
-                    removed.setdefault(t, []).append(s)
+        old = [s for s in slots if self.doc_ids[s] is not None]
+        dead[old] = True
+        removed_terms = _concat([self._doc_terms[s] for s in old], np.int64)
         for t, term in zip(arrays["term_ids"].tolist(), docs["terms"], strict=True):
             if t >= len(self._terms):
                 self._terms += [None] * (t + 1 - len(self._terms))
             self._terms[t] = term
-        ptr, terms, tfs, lengths = arrays["doc_indptr"], arrays["doc_terms"], arrays["doc_tf"], arrays["lengths"]
-        added: dict[int, tuple[list[int], list[int]]] = {}
+        ptr, terms, tfs = arrays["doc_indptr"], arrays["doc_terms"], arrays["doc_tf"]
+        self._lengths[slots] = arrays["lengths"]
+        bounds = ptr.tolist()
         for i, s in enumerate(slots):
             self.doc_ids[s], self._hashes[s] = docs["doc_ids"][i], docs["hashes"][i]
-            self._lengths[s] = lengths[i]
-            if self.doc_ids[s] is None:
-                self._doc_terms[s] = None
-                continue
-            a, e = int(ptr[i]), int(ptr[i + 1])
-            self._doc_terms[s] = terms[a:e]
-            for t, tf in zip(terms[a:e].tolist(), tfs[a:e].tolist(), strict=True):
-                entry = added.setdefault(t, ([], []))
-                entry[0].append(s)
-                entry[1].append(tf)
-        self._merge(removed, added, dead)
+            self._doc_terms[s] = terms[bounds[i]:bounds[i + 1]] if self.doc_ids[s] is not None else None
+        self._merge(dead, removed_terms, terms, np.repeat(arrays["slots"], np.diff(ptr)), tfs)
 
 
 class _Postings:
@@ -489,7 +504,7 @@ class _Postings:
 
     def __init__(self, ptr: np.ndarray | None = None, slots: np.ndarray | None = None,
                  tf: np.ndarray | None = None) -> None:
-        self._ptr = ptr if ptr is not None else np.zeros(1, dtype=np.int64)
+        self._ptr = ptr.tolist() if ptr is not None else [0]  # a list: a look-up is two list reads
         self._slots, self._tf = slots, tf
         self._changed: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}  # None: gone
 
@@ -498,7 +513,7 @@ class _Postings:
             found = self._changed[t]
             return default if found is None else found
         if 0 <= t < len(self._ptr) - 1:
-            a, e = int(self._ptr[t]), int(self._ptr[t + 1])
+            a, e = self._ptr[t], self._ptr[t + 1]
             if e > a:
                 return self._slots[a:e], self._tf[a:e]
         return default
@@ -521,7 +536,7 @@ class _Postings:
         return self.get(t) is not None
 
     def __iter__(self):
-        base = np.flatnonzero(np.diff(self._ptr) > 0).tolist()
+        base = np.flatnonzero(np.diff(np.asarray(self._ptr)) > 0).tolist()
         changed = self._changed
         yield from (t for t in base if t not in changed)
         yield from (t for t, v in changed.items() if v is not None)

@@ -42,9 +42,11 @@ def _refused(exc: HistoryError, date_field: str) -> ServiceError:
 
 
 def _check_id(unit_id: Any) -> str:
+    from lexir.service.core import check_text
+
     if not isinstance(unit_id, str) or not unit_id or len(unit_id) > 500:
         raise ServiceError("an id is a non-empty string of at most 500 characters", field="id")
-    return unit_id
+    return check_text(unit_id, "id")  # a lone surrogate would fail the response (ids are echoed)
 
 
 def _check_date(value: Any, name: str) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from lexir.datasets.registry import DatasetError
 from lexir.service.state import LoadedCorpus, ServiceError, ServiceState, Settings
 
 
@@ -104,7 +105,7 @@ class LocalSearch:
             self.state = ServiceState(Settings(systems=(self.system,), variants=variants, data_dir=data_dir))
             try:
                 self.name = self.state.add(corpus, language, graph=False).name
-            except Exception as exc:  # DatasetError, a bad spec: the user's mistake, said plainly
+            except (DatasetError, ValueError, KeyError, TypeError, OSError) as exc:  # an unknown name, a bad spec
                 raise LexirSearchError(f"cannot load corpus {corpus!r} with system {self.system!r}: {exc}",
                                        field="corpus") from exc
         self.dated = self.state.corpora[self.name].dates is not None

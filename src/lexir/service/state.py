@@ -17,10 +17,11 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lexir.retrieval.base import Retriever
+from lexir.service.dated import SizedCache, estimate_bytes
 from lexir.structure.graph import cached_graph
 from lexir.types import Act, Corpus, Provision, act_of, article_of
 
@@ -70,6 +71,8 @@ class Settings:
     retry_after_s: int = 1
     cors_origins: tuple[str, ...] = ()
     extra_retrievers: int = 4  # on-demand parameter variants kept per corpus
+    dated_cache_mb: int = 1024  # LEXIR_DATED_CACHE_MB: memory for corpora as of a date (estimated)
+    dated_loads: int = 1  # intervals of a history loaded at once (the others wait their turn)
     data_dir: str | None = None
 
     @classmethod
@@ -77,6 +80,8 @@ class Settings:
         env_key = os.environ.get("LEXIR_API_KEY") or None
         origins = tuple(o.strip() for o in os.environ.get("LEXIR_CORS_ORIGINS", "").split(",") if o.strip())
         values: dict[str, Any] = {"api_key": env_key, "cors_origins": origins}
+        if os.environ.get("LEXIR_DATED_CACHE_MB"):
+            values["dated_cache_mb"] = int(os.environ["LEXIR_DATED_CACHE_MB"])
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
@@ -105,6 +110,7 @@ class LoadedCorpus:
     history: Any = None  # for a corpus as of a date: the history it was cut from
     as_of: str | None = None
     dates: dict[str, Any] | None = None  # for a corpus with a history: its version dates
+    dated_key: tuple[str, str] | None = None  # for a corpus as of a date: (corpus, interval start)
 
     @property
     def language(self) -> str:
@@ -168,9 +174,10 @@ class ServiceState:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.corpora: dict[str, LoadedCorpus] = {}
-        # Served corpora with a history, as of a date (``as_of``): loaded on first use, a few kept.
-        self.dated: dict[str, LoadedCorpus] = {}
-        self._dated_lock = threading.Lock()
+        # Served corpora with a history, as of a date (``as_of``): loaded on first use per interval
+        # of versions in force, kept within ``dated_cache_mb`` (least recently used go first).
+        self.dated = SizedCache(settings.dated_cache_mb << 20, settings.dated_loads)
+        self._served_latest: dict[str, bool] = {}  # corpus -> is it its history's latest interval
 
     # -- loading ------------------------------------------------------------------------
 
@@ -219,32 +226,49 @@ class ServiceState:
         return self._dated(loaded, as_of)
 
     def _dated(self, loaded: LoadedCorpus, as_of: str) -> LoadedCorpus:
+        """``loaded`` as in force on ``as_of``: the interval of versions holding that day, loaded
+        once (its corpus, units, graph and the served systems) and kept in the memory-bounded
+        cache (:mod:`lexir.service.dated`); handed out as a view named for the day asked."""
         from lexir.datasets.generic import load_dataset
 
         try:
             history = load_dataset(loaded.name, self.settings.data_dir)
         except Exception:  # noqa: BLE001 - a path corpus or any dataset without one
             history = None
-        if not hasattr(history, "as_of"):
+        if not hasattr(history, "interval"):
             dated = [n for n, c in self.corpora.items() if n != loaded.name and "history" in n]
             raise ServiceError(f"corpus {loaded.name!r} has no history, so no as_of", field="as_of",
                                valid=dated or None)
         try:
             day = history.check_date(as_of)
+            start, end = history.interval(day)
         except ValueError as err:  # before the first version, or not a date
             raise ServiceError(str(err), field="as_of") from None
-        key = f"{loaded.name}@{day}"
-        with self._dated_lock:
-            found = self.dated.get(key)
-            if found is None:
-                corpus = history.as_of(day)
-                found = LoadedCorpus(key, corpus, loaded.provenance, history=history, as_of=day)
-                found.index_units()
-                found.graph = cached_graph(corpus) if corpus.acts else None
-                if len(self.dated) >= 4:
-                    self.dated.pop(next(iter(self.dated)))
-                self.dated[key] = found
-        return found
+        key = (loaded.name, start)
+        if end is None and self._is_latest(loaded, history, start):
+            found = replace(loaded, history=history)  # the latest interval: the served corpus itself
+        else:
+            found = self.dated.get(key, lambda: self._load_dated(loaded, history, key))
+        # The same units, graph, retrievers and build lock; only the name and day are the request's.
+        return replace(found, name=f"{loaded.name}@{day}", as_of=day)
+
+    def _is_latest(self, loaded: LoadedCorpus, history: Any, start: str) -> bool:
+        """Whether the served corpus is the history's latest interval (compared once)."""
+        same = self._served_latest.get(loaded.name)
+        if same is None:
+            same = self._served_latest[loaded.name] = history.as_of(start).fingerprint == loaded.corpus.fingerprint
+        return same
+
+    def _load_dated(self, loaded: LoadedCorpus, history: Any, key: tuple[str, str]) -> tuple[LoadedCorpus, int]:
+        name, start = key
+        corpus = history.as_of(start)
+        found = LoadedCorpus(f"{name}@{start}", corpus, loaded.provenance, history=history, as_of=start,
+                             dated_key=key)
+        found.index_units()
+        found.graph = cached_graph(corpus) if corpus.acts else None
+        for system in (*self.settings.systems, *self.settings.variants):  # so a search never waits
+            self.retriever(found, system, {})
+        return found, dated_bytes(found)
 
     def default_corpus(self) -> str | None:
         return next(iter(self.corpora), None)
@@ -270,6 +294,9 @@ class ServiceState:
             except (ValueError, TypeError, KeyError) as exc:
                 raise ServiceError(f"cannot build {system!r} with {dict(params)}: {exc}", field="params") from None
             loaded.retrievers[key] = retriever
+            if loaded.dated_key is not None and self.dated.nbytes(loaded.dated_key) is not None:
+                # a variant built on a cached dated corpus: count it
+                self.dated.resize(loaded.dated_key, dated_bytes(loaded))
             defaults = {_param_key(s, {}) for s in (*self.settings.systems, *self.settings.variants)}
             extra = [k for k in loaded.retrievers if k not in defaults]
             while len(extra) > self.settings.extra_retrievers:
@@ -315,6 +342,18 @@ class ServiceState:
                 "dates": loaded.dates,
             })
         return out
+
+
+def dated_bytes(loaded: LoadedCorpus) -> int:
+    """The estimated bytes a dated corpus holds beyond its history: the corpus's lists and maps,
+    the units, the graph and the retrievers' indexes. Provisions, acts and documents are not
+    walked: their texts and trees are the history's own objects, kept loaded anyway (and so are
+    the analyzers' tables, shared by every corpus of a language)."""
+    from lexir.analysis import Analyzer
+    from lexir.structure.history import StatuteHistory
+    from lexir.types import Document
+
+    return estimate_bytes(loaded, skip=(Provision, Act, Document, StatuteHistory, Analyzer, threading.Lock().__class__))
 
 
 def _dates(name: str, data_dir: str | None) -> dict[str, Any] | None:

@@ -151,6 +151,7 @@ class StatuteHistory:
         self._starts = {pid: [v.valid_from for v in vs] for pid, vs in versions.items()}
         self._as_of: dict[str, Corpus] = {}
         self._repealed: dict[str, str] = {}
+        self._changes: list[str] | None = None  # see change_points(); derived, computed once
         # Law versions that failed to parse (file, line, message): reported, never silently dropped.
         self.parse_errors: tuple = ()
 
@@ -266,6 +267,37 @@ class StatuteHistory:
         if day < self.first:
             raise HistoryError(f"no version on {day}; the first is {self.first}")
         return day
+
+    def change_points(self) -> list[str]:
+        """The dates on which the corpus in force changes, ascending (computed once).
+
+        A date is one when a provision version starts or ends, or a law's title or order of
+        articles differs from its previous version; a law version that changes neither (a
+        formatting-only commit) is none. Between two change points the same provision versions
+        are in force, so :meth:`as_of` gives the same corpus for every day of that interval.
+        """
+        if getattr(self, "_changes", None) is None:  # (a history pickled by older code lacks it)
+            points: set[str] = set()
+            for vs in self._versions.values():
+                for v in vs:
+                    points.add(v.valid_from)
+                    if v.valid_to is not None:
+                        points.add(v.valid_to)
+            for law in self._laws:
+                for i, day in enumerate(law.dates):
+                    if i == 0 or law.titles[i] != law.titles[i - 1] or law.articles[i] != law.articles[i - 1]:
+                        points.add(day)
+            self._changes = sorted(points)
+        return self._changes
+
+    def interval(self, day: str) -> tuple[str, str | None]:
+        """The interval of versions in force that holds ``day``: ``(start, end)``, ``end``
+        exclusive (None: still in force in the latest version); found by bisection of the
+        :meth:`change_points`. Every day of it has the corpus ``as_of(start)``."""
+        day = self.check_date(day)
+        points = self.change_points()
+        i = bisect.bisect_right(points, day) - 1
+        return points[i], points[i + 1] if i + 1 < len(points) else None
 
     def version(self, pid: str, day: str | None = None) -> ProvisionVersion:
         """The version of ``pid`` in force on ``day`` (default: the latest date), or a clear refusal."""

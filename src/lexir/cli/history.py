@@ -110,24 +110,37 @@ app.add_typer(index_app, name="index")
 def index_update(
     folder: Path = typer.Argument(..., help="A saved updatable index (lexir index CORPUS --as-of D -o DIR)"),
     as_of: str = typer.Option(..., "--as-of", help="The date to move the index to"),
+    wait: float = typer.Option(60.0, "--wait", help="Seconds to wait while another process writes the index "
+                               "(then fail); 0: fail at once"),
     data_dir: Path = DataDir,
 ):
-    """Move a saved index to another date, applying only the provisions that changed."""
-    from lexir.datasets.generic import load_corpus, with_as_of
-    from lexir.retrieval.build import load_index
-    from lexir.retrieval.incremental import IncrementalBM25
+    """Move a saved index to another date, applying only the provisions that changed.
 
-    index = load_index(folder)
-    if not isinstance(index, IncrementalBM25):
-        raise CLIError(f"{folder} is a static bm25s index, which cannot be updated; build an updatable one "
-                       f"with `lexir index CORPUS --as-of DATE --output {folder}`")
-    source = index.source
-    if not source.get("dataset"):
-        raise CLIError(f"{folder} does not record the dataset it was built from; rebuild it with lexir index")
-    corp = load_corpus(with_as_of(source["dataset"], as_of), source.get("language"), data_dir)
-    start = time.perf_counter()
-    changed, deleted = index.update_to(corp)
-    index.source = {**source, "as_of": as_of}
-    index.save(folder)
+    The index folder is locked from loading to saving, so concurrent updates run one after the
+    other; the save writes only what changed (a delta segment) as a new generation of the folder,
+    switched to atomically: a crash leaves the index at the old date or the new one."""
+    from lexir.datasets.generic import load_corpus, with_as_of
+    from lexir.io.generations import FolderLocked, writer_lock
+    from lexir.retrieval.build import load_index, save_index
+    from lexir.retrieval.incremental import SYSTEM, IncrementalBM25
+
+    if not folder.is_dir():
+        raise CLIError(f"{folder} is not a saved index (no such folder)")
+    try:
+        with writer_lock(folder, timeout=wait):
+            index = load_index(folder)
+            if not isinstance(index, IncrementalBM25):
+                raise CLIError(f"{folder} is a static bm25s index, which cannot be updated; build an updatable "
+                               f"one with `lexir index CORPUS --as-of DATE --output {folder}`")
+            source = index.source
+            if not source.get("dataset"):
+                raise CLIError(f"{folder} does not record the dataset it was built from; rebuild it with lexir index")
+            corp = load_corpus(with_as_of(source["dataset"], as_of), source.get("language"), data_dir)
+            start = time.perf_counter()
+            changed, deleted = index.update_to(corp)
+            index.source = {**source, "as_of": as_of}
+            save_index(index, folder, SYSTEM)
+    except FolderLocked as exc:
+        raise CLIError(str(exc)) from None
     console.print(f"{folder}: {source.get('as_of') or 'latest'} -> {as_of}: {changed} added or replaced, "
                   f"{deleted} deleted, {len(corp)} documents; {time.perf_counter() - start:.2f}s", highlight=False)

@@ -205,3 +205,11 @@ def test_one_load_per_key_and_failures_are_not_kept():
     assert calls == ["load"] and len(errors) == 3  # one load, its failure told to all three askers
     assert cache.get("k", lambda: ("kept", 200)) == "kept" and cache.keys() == ["other"]  # too big to keep
     assert cache.get("k", lambda: ("again", 50)) == "again" and cache.keys() == ["other", "k"]
+
+
+def test_the_budget_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("LEXIR_DATED_CACHE_MB", "256")
+    assert ServiceState(Settings.from_env()).dated.budget == 256 << 20
+    monkeypatch.setenv("LEXIR_DATED_CACHE_MB", "a lot")
+    with pytest.raises(ValueError, match="LEXIR_DATED_CACHE_MB must be a whole number of MiB; got 'a lot'"):
+        Settings.from_env()

@@ -80,8 +80,11 @@ class Settings:
         env_key = os.environ.get("LEXIR_API_KEY") or None
         origins = tuple(o.strip() for o in os.environ.get("LEXIR_CORS_ORIGINS", "").split(",") if o.strip())
         values: dict[str, Any] = {"api_key": env_key, "cors_origins": origins}
-        if os.environ.get("LEXIR_DATED_CACHE_MB"):
-            values["dated_cache_mb"] = int(os.environ["LEXIR_DATED_CACHE_MB"])
+        budget = os.environ.get("LEXIR_DATED_CACHE_MB", "").strip()
+        if budget:
+            if not budget.isdigit():
+                raise ValueError(f"LEXIR_DATED_CACHE_MB must be a whole number of MiB; got {budget!r}")
+            values["dated_cache_mb"] = int(budget)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 

@@ -225,3 +225,17 @@ def test_a_changed_ranker_file_is_refused(tmp_path):
     (tmp_path / "m" / "ranker.txt").write_bytes(b"tree, edited")
     with pytest.raises(ValueError, match="ranker.txt: missing or changed"):
         load_model(tmp_path / "m")
+
+
+def test_training_data_names_what_is_missing(gerlayqa, tmp_path):
+    from lexir.learning.train import training_data
+
+    folder, corpus, _ = gerlayqa
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"_id": "a", "text": "Mein Vermieter hat gekündigt"}) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="q.jsonl: no judgements in the file .*--qrels"):
+        training_data(corpus=corpus, queries=queries)
+    with pytest.raises(ValueError, match="--qrels needs --queries"):
+        training_data(folder, qrels=tmp_path / "x.qrels")
+    with pytest.raises(ValueError, match="no split 'tune'"):
+        training_data(str(folder), split="tune", language="de")

@@ -108,15 +108,16 @@ def training_data(data: Any = None, *, split: str | None = None, language: str |
     ``data``: a registered dataset with queries, a BEIR folder (or a benchmark object); its
     ``split`` only. Or ``queries`` (BEIR ``queries.jsonl``, or TREC topics / ``qid<TAB>text``
     lines as ``lexir qrels export --topics`` writes them) with ``qrels`` (BEIR ``.tsv`` or TREC
-    qrels) over ``corpus`` (default: ``data``'s corpus). ``corpus`` may be a name, a path or a
+    qrels; not needed for a format that carries its gold, ``polishlawllm`` and ``orycore``) over
+    ``corpus`` (default: ``data``'s corpus). ``corpus`` may be a name, a path or a
     :class:`~lexir.types.Corpus`."""
     from lexir.analysis import normalise_language
     from lexir.datasets.generic import load_benchmark, load_corpus, load_queries
     from lexir.io import read_qrels, read_qrels_tsv
     from lexir.types import Benchmark
 
-    if (queries is None) != (qrels is None):
-        raise ValueError("--queries and --qrels go together (questions and their judgements)")
+    if qrels is not None and queries is None:
+        raise ValueError("--qrels needs --queries (the questions they judge)")
     described: dict[str, Any] = {"split": split or "all"}
     if isinstance(corpus, Corpus):
         corp = corpus.with_language(normalise_language(language)) if language else corpus
@@ -133,11 +134,14 @@ def training_data(data: Any = None, *, split: str | None = None, language: str |
                                                                                 notify=notify)
         fmt = queries_format or ("beir" if Path(queries).suffix == ".jsonl" else "trec")
         qset = load_queries(queries, fmt, corp)
-        qset.qrels = read_qrels_tsv(qrels) if Path(qrels).suffix == ".tsv" else read_qrels(qrels)
+        if qrels is not None:
+            qset.qrels = read_qrels_tsv(qrels) if Path(qrels).suffix == ".tsv" else read_qrels(qrels)
+        elif not qset.qrels:
+            raise ValueError(f"{queries}: no judgements in the file ({fmt}); give them with --qrels")
         unknown = [q for q in qset.qrels if q not in {x.id for x in qset.queries}]
         if unknown:
             raise ValueError(f"{qrels}: {len(unknown)} judged query ids are not in {queries} (first: {unknown[0]!r})")
-        described.update(queries=str(queries), qrels=str(qrels))
+        described.update(queries=str(queries), qrels=str(qrels) if qrels else "")
         return corp, qset.split(split) if split else qset, described
     if data is None:
         raise ValueError("give DATA (a BEIR folder or registered dataset) or --queries and --qrels")

@@ -108,11 +108,15 @@ class IncrementalBM25(Retriever):
 
     def _changed(self, docs: Iterable[Document]) -> tuple[list[Document], list[int]]:
         """The documents that are new or whose text or title changed, and the slots they replace."""
-        fresh: dict[str, Document] = {}
-        for doc in docs:
-            fresh[doc.id] = doc  # the last of repeated ids wins, as in a corpus update
-        slot_of, hashes = self._slot, self._hashes
-        changed = [d for d in fresh.values() if d.id not in slot_of or hashes[slot_of[d.id]] != document_hash(d)]
+        if not isinstance(docs, Corpus):  # a corpus's ids are unique
+            fresh: dict[str, Document] = {}
+            for doc in docs:
+                fresh[doc.id] = doc  # the last of repeated ids wins, as in a corpus update
+            docs = fresh.values()
+        slot_of, hashes, sha1 = self._slot, self._hashes, hashlib.sha1
+        # document_hash, inline: this runs over every document of a corpus an update moves to
+        changed = [d for d in docs if (s := slot_of.get(d.id)) is None
+                   or hashes[s] != sha1(f"{d.title}\0{d.text}".encode()).hexdigest()]
         return changed, [slot_of[d.id] for d in changed if d.id in slot_of]
 
     def delete(self, ids: Iterable[str]) -> int:
@@ -130,8 +134,11 @@ class IncrementalBM25(Retriever):
     def update_to(self, corpus: Corpus) -> tuple[int, int]:
         """Make the index hold exactly ``corpus``'s documents, touching only those whose text or
         title changed, that are new, or that are gone. Returns (added or replaced, deleted)."""
-        wanted = {d.id for d in corpus}
-        gone = [i for i in self._slot if i not in wanted]
+        if isinstance(corpus, Corpus):
+            gone = [i for i in self._slot if corpus.get(i) is None]
+        else:
+            wanted = {d.id for d in corpus}
+            gone = [i for i in self._slot if i not in wanted]
         changed, replaced = self._changed(corpus)
         self._apply(replaced + [self._slot[i] for i in gone], changed)  # one pass over the postings
         self.fingerprint = corpus.fingerprint

@@ -23,6 +23,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,7 @@ class Model:
         trained = self.trained_texts
         return [q.id for q in queries if text_fingerprint(q.text) in trained]
 
-    @property
+    @cached_property
     def trained_texts(self) -> frozenset[str]:
         return frozenset(self.manifest["training"]["text_sha256"])
 

@@ -253,15 +253,12 @@ class QuestionAugmented(Retriever):
         self.length = provision_lengths(corpus)
         self.evidence = Evidence(corpus, model.questions, corpus.language)
         self.doc_ids = corpus.ids
-        self._trained = model.trained_texts
         self.warnings: list[str] = []
 
     def _check_seen(self, queries: Sequence[Query]) -> None:
         if self.seen == "allow":
             return
-        from lexir.learning.model import text_fingerprint
-
-        seen = [q.id for q in queries if text_fingerprint(q.text) in self._trained]
+        seen = self.model.seen(queries)
         if not seen:
             return
         message = (f"{len(seen)} of {len(queries)} questions (first: {seen[0]!r}) are questions the model "

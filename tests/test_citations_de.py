@@ -57,8 +57,8 @@ def test_real_refex_sentences(data_dir):
     start = text.index("(§ 4 Nr. 9 und 10, § 5 UWG)")
     cites = [c for c in find_citations(text) if start <= c.start < start + 30]
     _check_spans(text, cites)
-    assert [(c.act, c.article, c.path) for c in cites] == [
-        ("UWG 2004", "4", {"nr": "9"}), ("UWG 2004", "4", {"nr": "10"}), ("UWG 2004", "5", {}),
+    assert [(c.act, c.article, c.paths) for c in cites] == [  # Nr. 9 und 10: one citation of § 4
+        ("UWG 2004", "4", ({"nr": "9"}, {"nr": "10"})), ("UWG 2004", "5", ({},)),
     ]
     assert cites[0].start == start + 1 and cites[-1].text == "§ 5 UWG"
     text = docs["bverfg_1987-07-01_5603d87f1423"].text

@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 
 from lexir.citations import german, greek, polish
 from lexir.citations.extract import find_citations
-from lexir.citations.model import read_act_table
+from lexir.citations.model import KINDS, read_act_table
 from lexir.structure.german import LawSyntaxError, law_texts, parse_law, safe_act_id
 from lexir.structure.greek import iter_greek_files, parse_greek_law, source_id_for
 from lexir.structure.polish import parse_article
@@ -164,7 +164,7 @@ def test_german_finder_other_kinds_and_range_ends(fragments, data):
     text = data.draw(_texts(fragments["de"]), label="text")
     every = german.find_citations(text, kinds=None)
     _check_citations(text, every, _table("de"))
-    assert {c.kind for c in every} <= {"statute", "contract", "bylaw", "collection", "commentary"}
+    assert {c.kind for c in every} <= set(KINDS)
     ends = german.find_citations(text, expand_ranges=False)
     _check_citations(text, ends, _table("de"))
     assert {(c.start, c.end) for c in ends} <= {(c.start, c.end) for c in german.find_citations(text)}

@@ -344,9 +344,21 @@ def _non_statutes() -> _NonStatutes:
     )
 
 
-def _non_statute_at(text: str, pos: int) -> tuple[int, str] | None:
-    """(end, kind) of a contract or by-law designation at ``pos`` (after its article)."""
+_TREATY_ADJECTIVE = re.compile(r"(?:international|völkerrechtlich|zwischenstaatlich|multilateral|bilateral)e")
+_ADJECTIVES = re.compile(rf"(?:[a-zäöü][{_WORD}]*(?:en|e|er|es)\s+){{1,2}}(?=[A-ZÄÖÜ])")
+
+
+def _non_statute_at(text: str, pos: int, adjectives: bool = False) -> tuple[int, str] | None:
+    """(end, kind) of a contract or by-law designation at ``pos`` (after its article; with
+    ``adjectives``, after up to two adjectives: ``der geänderten Satzung``, ``des notariellen
+    Vertrages``)."""
     ns = _non_statutes()
+    if adjectives:
+        adj = _ADJECTIVES.match(text, pos)
+        if adj and _TREATY_ADJECTIVE.search(adj.group()):
+            return None  # "des internationalen Vertrages": a treaty
+        if adj:
+            pos = adj.end()
     m = ns.word.match(text, pos)
     if not m or not text[pos].isupper():
         return None
@@ -385,6 +397,9 @@ def _match_act(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
     """(end, source, as written, kind) of an act designation at ``pos``; kind is ``statute``,
     ``contract`` or ``bylaw``."""
     syn = _syntax()
+    eu = _EU_ACT.match(text, pos)
+    if eu:
+        return eu.end(), None, eu.group(), "eu"
     found = _abbrev_at(text, pos)
     if found:
         end, source = found
@@ -414,7 +429,7 @@ def _match_act(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
             source = _acts().by_abbrev.get(abbr)
             if source:
                 return paren.end(), source, text[pos : paren.end()], "statute"
-        other = _non_statute_at(text, art.end())
+        other = _non_statute_at(text, art.end(), adjectives=text[pos : pos + 3] in ("des", "der"))
         if other:
             return other[0], None, text[pos : other[0]], other[1]
         unknown_name = _STATUTE_NAME.match(text, art.end())
@@ -450,6 +465,51 @@ def _match_act(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
             end = land.end() if land else unknown.end()
             return end, None, text[pos:end], "statute"
     return None
+
+
+# EU law, named by its instrument: "der Richtlinie 2006/112/EG", "der Verordnung (EU) 2016/679",
+# "Verordnung (EG) Nr. 883/2004", "des Vertrages über die Arbeitsweise der Europäischen Union", "AEUV"
+_EU_TYPES = {"Richtlinie": "Directive", "Verordnung": "Regulation", "Durchführungsverordnung": "Implementing Regulation",
+             "Delegierten Verordnung": "Delegated Regulation", "Delegierte Verordnung": "Delegated Regulation",
+             "Entscheidung": "Decision", "Beschluss": "Decision", "Beschlusses": "Decision",
+             "Rahmenbeschluss": "Framework Decision", "Rahmenbeschlusses": "Framework Decision"}
+_EU_ORGS = {"EU": "EU", "EG": "EC", "EWG": "EEC", "Euratom": "Euratom", "EURATOM": "Euratom"}
+# treaties, the Charter and instruments cited by their German abbreviation (EUV, an ordinance of the
+# corpus with §§ only, is the Treaty on European Union when cited by Art.: see _find)
+_EU_ABBREVS = {"AEUV": "TFEU", "EGV": "TEC", "EG-Vertrag": "TEC", "EG-Vertrages": "TEC", "EG-Vertrags": "TEC",
+               "EG": "TEC", "EWGV": "EEC Treaty", "EWG-Vertrag": "EEC Treaty", "EWG-Vertrages": "EEC Treaty",
+               "GRCh": "Charter of Fundamental Rights", "EU-Grundrechtecharta": "Charter of Fundamental Rights",
+               "MwStSystRL": "Directive 2006/112/EC", "DSGVO": "Regulation (EU) 2016/679",
+               "DS-GVO": "Regulation (EU) 2016/679", "EUV": "TEU"}
+_EU_ACT = re.compile(
+    r"(?:(?:des|der|dem|den)\s+)?(?:"
+    rf"(?P<type>{_alternation(_EU_TYPES)})\s*(?:\((?P<org>EU|EG|EWG|Euratom|EURATOM)\)\s*)?(?P<no>Nr\.\s*)?"
+    r"(?P<num>\d{1,4}/\d{1,4})(?:/(?P<suf>EU|EG|EWG|Euratom))?(?![\d/])"
+    r"|(?P<tfeu>Vertrag(?:es|s)?\s+über\s+die\s+Arbeitsweise\s+der\s+Europäischen\s+Union)"
+    r"|(?P<teu>Vertrag(?:es|s)?\s+über\s+die\s+Europäische(?:n)?\s+Union)"
+    rf"|(?P<abbr>{_alternation([a for a in _EU_ABBREVS if a != 'EUV'])})(?![{_WORD}\d\-]))"
+)
+
+
+def eu_instrument(designation: str) -> str | None:
+    """The EU instrument a designation names, in the form of the Official Journal's English
+    edition: ``der Richtlinie 2006/112/EG`` -> ``Directive 2006/112/EC``, ``Verordnung (EG)
+    Nr. 883/2004`` -> ``Regulation (EC) No 883/2004``, ``AEUV`` -> ``TFEU``; None for others."""
+    text = " ".join(designation.split())
+    if text in _EU_ABBREVS:
+        return _EU_ABBREVS[text]
+    m = _EU_ACT.fullmatch(text)
+    if not m:
+        return None
+    if m["tfeu"]:
+        return "TFEU"
+    if m["teu"]:
+        return "TEU"
+    if m["abbr"]:
+        return _EU_ABBREVS[m["abbr"]]
+    org = f" ({_EU_ORGS[m['org']]})" if m["org"] else ""
+    suffix = f"/{_EU_ORGS[m['suf']]}" if m["suf"] else ""
+    return f"{_EU_TYPES[m['type']]}{org}{' No' if m['no'] else ''} {m['num']}{suffix}"
 
 
 _PREFIX_YEAR = re.compile(r"(?<=[^\W\d_]) (?:18|19|20)\d\d")
@@ -507,6 +567,11 @@ class _Ref:
     between: bool = False  # stands for the numbers inside a range
     range_first: str = ""
     range_last: str = ""
+    via: str = ""  # how a further unit of the article before joins it: "join" (und, ","), "range", "chain"
+
+
+def _via(conn: re.Match[str]) -> str:
+    return "range" if conn.group("range") else "chain" if conn.group("chain") else "join"
 
 
 def _keyword(kw: re.Match[str]) -> str:
@@ -668,7 +733,8 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
                 break
             e, path, level = _units(text, pos, _above(last.path, kind), _prev_level(kind))
             if e > pos:
-                refs.append(_Ref(pos, e, last.article, path, level, last.plural, keyword=last.keyword))
+                refs.append(_Ref(pos, e, last.article, path, level, last.plural, keyword=last.keyword,
+                                 via=_via(conn)))
                 continue
             break
         if last.level == "article" or (last.plural and not _next_unit_label(text, pos, last, conn)):
@@ -692,14 +758,14 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
             assert label is not None
             path = {**_above(last.path, above), above: label.group()}
             e, path, level = _units(text, pos + label.end(), path, above)
-            refs.append(_Ref(pos, e, last.article, path, level, last.plural, keyword=last.keyword))
+            refs.append(_Ref(pos, e, last.article, path, level, last.plural, keyword=last.keyword, via=_via(conn)))
             continue
         label = re.compile(r"[a-z]{1,2}(?![\w])\)?" if last.level == "lit" else r"\d+[a-z]?(?![\w/]|[.,]\d)").match(text, pos)
         if not label or syn.not_label.match(text, label.end()):
             break
         path = {**_above(last.path, last.level), last.level: label.group().rstrip(")")}
         e, path, level = _units(text, label.end(), path, last.level)
-        refs.append(_Ref(pos, e, last.article, path, last.level, last.plural, keyword=last.keyword))
+        refs.append(_Ref(pos, e, last.article, path, last.level, last.plural, keyword=last.keyword, via=_via(conn)))
     return _with_ranges(refs, ranges), refs[-1].end
 
 
@@ -790,6 +856,23 @@ def _act_after(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
     return _match_act(text, p)
 
 
+# "Beschwerden psychischer Art. 3 Jahre später": the noun Art (kind, sort) after an adjective or
+# determiner in the genitive, not an article; words ending in -er that are no such adjective
+_NOUN_ART_BEFORE = re.compile(rf"(?<![{_WORD}])([a-zäöüß][{_WORD}]*er)[ \t]+$")
+_ER_WORDS = frozenset({"der", "oder", "über", "aber", "unter", "wieder", "weder", "entweder", "außer", "hinter",
+                       "ferner", "daher", "bisher", "später", "früher", "weiter", "immer", "vorher", "nachher",
+                       "sondern", "innerhalb", "außerhalb", "hier", "sofern", "ihrer", "seiner", "unserer",
+                       "jeweiliger", "oberhalb", "unterhalb"})
+
+
+def _noun_art(text: str, kw: re.Match[str]) -> bool:
+    """Whether the keyword ``Art.`` at ``kw`` is the noun: ``psychischer Art.``, ``jeder Art``."""
+    if not kw.group("kw").startswith("Art") or kw.group("kw").startswith("Artikel"):
+        return False
+    m = _NOUN_ART_BEFORE.search(text, max(0, kw.start() - 40), kw.start())
+    return bool(m) and m.group(1) not in _ER_WORDS
+
+
 def _find(
     text: str,
     known: KnownArticles | None,
@@ -802,7 +885,7 @@ def _find(
     context = _Context.of(text)  # acts named before a reference, by line
     pos = 0
     for kw in syn.keyword.finditer(text):
-        if kw.start() < pos or _number(text, kw.end()) is None:
+        if kw.start() < pos or _number(text, kw.end()) is None or _noun_art(text, kw):
             continue
         refs, pos = _group(text, kw)
         groups.append((kw.start(), pos))
@@ -813,7 +896,14 @@ def _find(
             group_kind = "commentary"  # "§ 3 UWG Rdn. 4": a commentary's note on the §
         elif group_kind is None and syn.literature.search(before) and not any(r.has_act for r in refs):
             group_kind = "commentary"  # "7. Aufl., 1963, § 54 III 5": a place in a book
-        prefix = _prefix_act(text, kw.start()) if group_kind != "collection" else None
+        elif group_kind is None and _MEMORANDUM.search(before):
+            group_kind = "bill"  # "Begründung zu § 59": a § of the bill the memorandum explains
+            for ref in refs:
+                ref.source = None
+        for ref in refs:  # "Art. 4 EUV": the Treaty on European Union, not the ordinance EUV (§§ only)
+            if ref.source and ref.act_raw in _EU_ABBREVS and not _fits(ref.source, ref.keyword):
+                ref.source, ref.kind = None, "eu"
+        prefix = _prefix_act(text, kw.start()) if group_kind not in ("collection", "bill") else None
         origin: dict[int, str] = {}
         for i, ref in enumerate(refs):
             if ref.has_act:
@@ -840,6 +930,8 @@ def _find(
         for i, ref in enumerate(refs):
             if ref.between or i in origin:
                 continue
+            if group_kind == "bill":
+                continue
             if default_act:
                 ref.source, origin[i] = default_act, "default"
             elif group_kind != "collection":
@@ -847,6 +939,7 @@ def _find(
                 if ctx:
                     ref.source, ref.act_raw, ref.kind = ctx
                     origin[i] = "context"
+        last_ref = -2  # the reference that gave out[-1]
         for i, ref in enumerate(refs):
             kind = group_kind or ref.kind
             if ref.between:
@@ -864,11 +957,45 @@ def _find(
             article = ref.article
             if known is not None and ref.source:
                 article = resolve_article(ref.source, article, known)
-            out.append(_citation(text, ref.start, ref.end, ref.source, ref.act_raw, article, ref.path, kind,
-                                 origin.get(i), known))
+            prev = out[-1] if last_ref == i - 1 and out else None
+            if (prev is not None and ref.via in ("join", "range") and prev.article == article
+                    and prev.act == ref.source and prev.act_raw == ref.act_raw and prev.kind == kind):
+                # "Satz 1 und 4", "Nr. 3 a) und b)", "Abs. 3 Nr. 1 und Abs. 2": units of one citation
+                also = [*prev.also]
+                if ref.via == "range" and expand_ranges:
+                    also += _unit_range(prev.paths[-1], ref.path)
+                also.append(dict(ref.path))
+                resolved = origin.get(i) if origin.get(i) == "explicit" else prev.resolved_from
+                out[-1] = replace(prev, end=ref.end, text=text[prev.start : ref.end], also=tuple(also),
+                                  resolved_from=resolved)
+            else:
+                out.append(_citation(text, ref.start, ref.end, ref.source, ref.act_raw, article, ref.path, kind,
+                                     origin.get(i), known))
+            last_ref = i
     if default_act is None:
         out += _bare_units(text, out, groups, known)
     return out
+
+
+def _unit_range(first: dict[str, str], last: dict[str, str]) -> list[dict[str, str]]:
+    """The units strictly between two ends of a unit range of one article (``Abs. 1 bis 4``:
+    Absatz 2 and 3), when both ends differ in one numeric level only and lie at most
+    ``_MAX_RANGE`` apart; else none (letters, mixed levels)."""
+    if first.keys() != last.keys() or not first:
+        return []
+    level = max(first, key=lambda k: _DEPTH[k])
+    if any(first[k] != last[k] for k in first if k != level):
+        return []
+    between = _expand(first[level], last[level], None) or []
+    return [{**first, level: label} for label in between]
+
+
+# "Begründung zu § 59", "Gesetzesbegründung zu § 3", "Begründung des Regierungsentwurfs zu § 5":
+# the explanatory memorandum of a bill, whose §§ are the bill's, not a statute's
+_MEMORANDUM = re.compile(
+    rf"(?<![{_WORD}])(?:Begründung|Begr\.|Einzelbegründung|Gesetzesbegründung|Entwurfsbegründung)"
+    rf"(?:\s+(?:des|der|zum|zur)\s+[^§\n]{{1,60}}?)?\s+zu(?:m|r)?\s*$"
+)
 
 
 _BARE_ABS = re.compile(r"(?<![\w.§/])(?:Abs\.|Absatz|Abs)\s*(?=\d)")
@@ -1024,6 +1151,7 @@ def _citation(text: str, start: int, end: int, source: str | None, act_raw: str,
         kind=kind,
         resolved_from=resolved_from if (source or act_raw) else None,
         repealed=_is_repealed(source, act_raw, article, known),
+        instrument=eu_instrument(re.sub(r"^(?:des|der|dem|den)\s+", "", act_raw)) if kind == "eu" else None,
     )
 
 

@@ -9,11 +9,18 @@ level names are those of :mod:`lexir.types` path ids (Polish ``par`` for §, ``u
 None too, never a guess. ``act_raw`` keeps the act as written (``k. r. i o.``), also for
 acts that could not be identified.
 
+``also`` holds the further units of the same article that one citation names after ``path``, in
+order: an enumeration or continuation is one citation (``§ 5 Abs. 1 Satz 1 und 4 SGB V``: path
+``{abs: 1, satz: 1}``, also ``({abs: 1, satz: 4},)``); ``paths`` and ``unit_ids`` give them all.
+
 ``kind`` says what the cited text is: ``"statute"`` (an act of parliament or an ordinance),
 ``"contract"`` (``§ 4 Nr. 1 des Vertrages``), ``"bylaw"`` (``§ 10 Abs 2 der Satzung``),
-``"collection"`` (an entry of a case-law collection filed under a norm: ``SozR 3-2500 § 13 Nr 33``)
-or ``"commentary"`` (a commentary's note on a norm: ``§ 3 UWG Rdn. 4``). Finders return only
-statutes unless asked for the other kinds. ``resolved_from`` says how the act was found:
+``"collection"`` (an entry of a case-law collection filed under a norm: ``SozR 3-2500 § 13 Nr 33``),
+``"commentary"`` (a commentary's note on a norm: ``§ 3 UWG Rdn. 4``), ``"bill"`` (a § of a bill,
+cited from its explanatory memorandum: ``Begründung zu § 59``) or ``"eu"`` (EU law: ``Art. 267
+AEUV``; ``act`` is None, since no lexir corpus holds it, and ``instrument`` names it: ``TFEU``,
+``Directive 2006/112/EC``, ``Regulation (EU) 2016/679``). Finders return only statutes unless
+asked for the other kinds. ``resolved_from`` says how the act was found:
 ``"explicit"`` (written with the reference), ``"group"`` (written once for a group: ``§ 18,
 § 19 KostO``), ``"prefix"`` (``HGB § 74``), ``"context"`` (the nearest act named before it in
 the same paragraph), ``"default"`` (the act being read), None when no act was found.
@@ -44,6 +51,20 @@ class Citation:
     kind: str = "statute"
     resolved_from: str | None = None
     repealed: bool = False
+    also: tuple[dict[str, str], ...] = field(default=(), hash=False)
+    instrument: str | None = None
+
+    @property
+    def paths(self) -> tuple[dict[str, str], ...]:
+        """Every unit path the citation names: ``path``, then ``also``."""
+        return (self.path, *self.also)
+
+    @property
+    def unit_ids(self) -> tuple[str, ...]:
+        """The path ids of every unit the citation names; empty when unresolved."""
+        if self.act is None or self.article is None:
+            return ()
+        return tuple(path_id(self.act, self.article, p.items()) for p in self.paths)
 
     @property
     def unit_id(self) -> str | None:
@@ -63,6 +84,8 @@ class Citation:
             "kind": self.kind,
             "resolved_from": self.resolved_from,
             "repealed": self.repealed,
+            "also": [dict(p) for p in self.also],
+            "instrument": self.instrument,
         }
 
 
@@ -71,7 +94,7 @@ def article_id(act: str | None, article: str | None) -> str | None:
     return canonical_id(act, article) if act and article else None
 
 
-KINDS = ("statute", "contract", "bylaw", "collection", "commentary")
+KINDS = ("statute", "contract", "bylaw", "collection", "commentary", "bill", "eu")
 
 
 @dataclass(frozen=True)

@@ -494,19 +494,21 @@ def _edges_of(job: tuple, lo: int, hi: int) -> tuple[list[int], list[int], int, 
             if c.act is None and getattr(c, "act_raw", ""):
                 resolver.outcomes["unknown_act"] += 1  # names an act the finder does not know
                 continue
-            path = list((c.path or {}).items())
-            if c.article is None:
-                if not path:
-                    continue
-                # "Absatz 1 Satz 2" with no § / Art: relative to the citing unit's article.
-                target_act, article = act_id, article_id.split(ID_SEP, 1)[1]
-            else:
-                target_act, article = (c.act or act_id), c.article
-            explicit = bool(getattr(c, "act_raw", "x")) and c.article is not None
-            target = resolver.resolve(target_act, article, path, explicit)
-            if target is not None and target != me:
-                src.append(me)
-                dst.append(target)
+            # every unit one citation names: "Satz 1 und 4" is one citation of two Sätze
+            for unit in getattr(c, "paths", None) or (c.path,):
+                path = list((unit or {}).items())
+                if c.article is None:
+                    if not path:
+                        continue
+                    # "Absatz 1 Satz 2" with no § / Art: relative to the citing unit's article.
+                    target_act, article = act_id, article_id.split(ID_SEP, 1)[1]
+                else:
+                    target_act, article = (c.act or act_id), c.article
+                explicit = bool(getattr(c, "act_raw", "x")) and c.article is not None
+                target = resolver.resolve(target_act, article, path, explicit)
+                if target is not None and target != me:
+                    src.append(me)
+                    dst.append(target)
     return src, dst, found, resolver.outcomes
 
 

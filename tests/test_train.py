@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 import lexir
 from lexir.cli.main import app
-from lexir.learning.folds import fold_of, kfold, kfold_ids, subset
+from lexir.datasets.folds import fold_of, kfold_ids
+from lexir.learning.folds import kfold, subset
 from lexir.learning.model import load_model, text_fingerprint
 from lexir.learning.qa import SeenQueryError
 from lexir.learning.train import train_system

@@ -16,11 +16,11 @@ the five hash folds (``heldout`` is ``fold0``).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import replace
 from pathlib import Path
 
 from lexir.datasets.devsets import safe_id
+from lexir.datasets.folds import fold_of as hash_fold
 from lexir.io import read_qrels_tsv, read_queries_jsonl
 from lexir.types import Benchmark, Corpus, QuerySet
 
@@ -29,8 +29,9 @@ FOLDS = 5
 
 
 def fold_of(query_id: str, folds: int = FOLDS) -> int:
-    """The hash fold of a query id (the same on every machine)."""
-    return int(hashlib.sha256(f"gerlayqa:{query_id}".encode()).hexdigest()[:8], 16) % folds
+    """The hash fold of a query id (the same on every machine): :func:`lexir.datasets.folds.fold_of`
+    with the seed ``gerlayqa``, so ``lexir.learning.folds.kfold(..., seed="gerlayqa")`` cuts these folds."""
+    return hash_fold(query_id, folds, seed="gerlayqa")
 
 
 def lay_questions(folder: Path, corpus: Corpus, name: str) -> Benchmark:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from lexir.learning.folds import kfold_ids
+from lexir.datasets.folds import kfold_ids
 from lexir.learning.model import Model, TrainingQuestion
 from lexir.retrieval.base import Retriever
 from lexir.retrieval.bm25 import BM25Retriever, make_analyzer

@@ -240,3 +240,21 @@ def test_training_data_names_what_is_missing(gerlayqa, tmp_path):
         training_data(folder, qrels=tmp_path / "x.qrels")
     with pytest.raises(ValueError, match="no split 'tune'"):
         training_data(str(folder), split="tune", language="de")
+
+
+def test_learning_to_rank_is_trained_saved_and_used(tmp_path):
+    """ltr=on: a LightGBM lambdarank model over the evidence is trained on the training questions
+    only, saved in the model folder, and reorders the held-out questions' results."""
+    pytest.importorskip("lightgbm")
+    bench = lexir.load("demo")
+    train, test = kfold(bench.queries, 4)[0]
+    plain = train_system("bm25-qa", bench.corpus, train, tmp_path / "plain", params={"folds": 2})
+    ranked = train_system("bm25-qa", bench.corpus, train, tmp_path / "ltr", params={"folds": 2, "ltr": "on"})
+    assert plain["params"]["ranker"] == "" and ranked["params"]["ranker"]
+    assert (tmp_path / "ltr" / ranked["params"]["ranker"]).stat().st_size > 0
+    runs = [lexir.retrieve(lexir.build(bench.corpus, "bm25-qa", model=str(tmp_path / name), cache=False), test)
+            for name in ("plain", "ltr")]
+    assert runs[0] != runs[1]  # the ranker is applied at query time
+    assert lexir.evaluate(runs[1], test).mean("nDCG@10") > 0.5  # and ranks the cited article high
+    with pytest.raises(SeenQueryError):
+        lexir.build(bench.corpus, "bm25-qa", model=str(tmp_path / "ltr"), cache=False).search_many(train.queries[:2])

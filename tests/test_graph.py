@@ -175,10 +175,11 @@ def test_unknown_kind_and_missing_graph(tmp_path, toy):
 
 def test_real_graph_covers_every_unit(laws, graph):
     n_units = sum(1 for act in laws.values() for _ in act.units())
-    assert len(graph) == n_units + len(laws)
-    assert graph.stats()["edges"]["contains"] == n_units
+    n_divisions = sum(1 for act in laws.values() for _ in act.walk_divisions())
+    assert len(graph) == n_units + n_divisions + len(laws)
+    assert graph.stats()["edges"]["contains"] == n_units + n_divisions
     assert graph.neighbours("BGB::823", "contains") == ["BGB::823/abs:1", "BGB::823/abs:2"]
-    assert graph.parent_of("BGB::823") == "BGB"
+    assert graph.parent_of("BGB::823") == "BGB::buch:2/abschnitt:8/titel:27"  # Unerlaubte Handlungen
 
 
 def test_real_cites_edges(graph):

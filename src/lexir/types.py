@@ -105,17 +105,61 @@ class Provision:
 
 
 @dataclass
+class Division:
+    """A grouping of articles above them (Buch, Teil, Abschnitt, Titel, ...): no text of its own.
+
+    ``id`` is ``ACT::level:label`` then ``/level:label`` per level below
+    (``BGB::buch:2/abschnitt:8/titel:27``); the first step's ``level:label`` takes the place of an
+    article label, which never holds a ``:``, so a division id is never an article's.
+    ``heading`` is the number part as printed (``Buch 2``, ``Erster Abschnitt``, ``I.``),
+    ``articles`` the ids of the articles directly in it, in document order.
+    """
+
+    id: str
+    level: str
+    label: str
+    title: str = ""
+    heading: str = ""
+    children: list[Division] = field(default_factory=list)
+    articles: list[str] = field(default_factory=list)
+
+    def walk(self) -> Iterator[Division]:
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
+@dataclass
 class Act:
-    """A code or law: an ordered list of articles (each a provision tree)."""
+    """A code or law: an ordered list of articles (each a provision tree), and the divisions
+    above them where the law has any (:class:`Division`; empty for a flat law)."""
 
     id: str  # the SOURCE part of ids: "kk", "BGB"
     title: str = ""
     language: str = ""
     articles: list[Provision] = field(default_factory=list)
+    divisions: list[Division] = field(default_factory=list)
 
     def units(self) -> Iterator[Provision]:
         for article in self.articles:
             yield from article.walk()
+
+    def walk_divisions(self) -> Iterator[Division]:
+        for division in self.divisions:
+            yield from division.walk()
+
+    def division_path(self, article_id: str) -> list[Division]:
+        """The divisions an article stands in, outermost first (``[]`` when it stands in none)."""
+        def find(items: list[Division]) -> list[Division] | None:
+            for d in items:
+                if article_id in d.articles:
+                    return [d]
+                below = find(d.children)
+                if below is not None:
+                    return [d, *below]
+            return None
+
+        return find(self.divisions) or []
 
 
 @dataclass(frozen=True)

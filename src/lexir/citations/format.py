@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 
-from lexir.types import Corpus, UnitId
+from lexir.types import PATH_SEP, Act, Corpus, Division, Provision, UnitId, article_of
 
 # level -> how the unit is written inside a citation, per language ({} is the label)
 _LEVELS = {
@@ -92,3 +92,69 @@ def article_levels(corpus: Corpus) -> dict[str, str]:
     """Article id -> its level (``para`` for §, ``art`` for Art, ``anlage`` ...): what
     :func:`format_citation` needs to tell a German § from an Art."""
     return {a.id: a.level for act in corpus.acts.values() for a in act.articles}
+
+
+def division_heading(division: Division) -> str:
+    """A division's breadcrumb: its number as printed and its title (``Titel 27 Unerlaubte
+    Handlungen``, ``Erster Abschnitt Das Strafgesetz``, ``I. Die Grundrechte``)."""
+    head = division.heading or f"{division.level} {division.label}"
+    title = division.title
+    return f"{head} {title}".strip() if title and len(title) <= 120 else head
+
+
+def division_crumbs(act: Act, unit_id: str) -> list[dict[str, str]]:
+    """The breadcrumbs between an act and the article of ``unit_id``: one per division it stands
+    in, outermost first (``[]`` for a law without divisions); ``division`` marks them (a division
+    has no text: not a provision to open)."""
+    return [{"id": d.id, "level": d.level, "label": division_heading(d), "division": True}
+            for d in act.division_path(article_of(unit_id))]
+
+
+def division_starts(act: Act) -> dict[str, list[tuple[int, Division]]]:
+    """Article id -> the divisions that open with it (depth from 0, outermost first): where a
+    table of contents prints each division's heading."""
+    out: dict[str, list[tuple[int, Division]]] = {}
+
+    def first_article(d: Division) -> str | None:
+        firsts = [a for a in (d.articles[:1] + [first_article(c) for c in d.children]) if a]
+        return min(firsts, key=lambda a: order.get(a, len(order))) if firsts else None
+
+    order = {a.id: i for i, a in enumerate(act.articles)}
+
+    def visit(items: list[Division], depth: int) -> None:
+        for d in items:
+            first = first_article(d)
+            if first is not None:
+                out.setdefault(first, []).append((depth, d))
+            visit(d.children, depth + 1)
+
+    visit(act.divisions, 0)
+    return out
+
+
+def find_unit(act: Act, unit_id: str) -> Provision | Division | None:
+    """The provision or division of ``act`` with this id, or None."""
+    if any(d.id == unit_id for d in act.walk_divisions()):
+        return next(d for d in act.walk_divisions() if d.id == unit_id)
+    article = next((a for a in act.articles if a.id == article_of(unit_id)), None)
+    return next((u for u in article.walk() if u.id == unit_id), None) if article is not None else None
+
+
+def unit_breadcrumbs(act: Act, unit_id: str, language: str) -> list[dict[str, str]]:
+    """The act, the divisions, then each provision from the article down to ``unit_id`` (the
+    service's breadcrumbs, from an act alone: for the CLI)."""
+    crumbs = [{"id": act.id, "level": "act", "label": act.title or act.id}]
+    divisions = [d for d in act.walk_divisions() if unit_id == d.id or unit_id.startswith(d.id + PATH_SEP)]
+    if divisions:
+        return crumbs + [{"id": d.id, "level": d.level, "label": division_heading(d), "division": True}
+                         for d in divisions]
+    crumbs += division_crumbs(act, unit_id)
+    article = next((a for a in act.articles if a.id == article_of(unit_id)), None)
+    node = article
+    while node is not None:
+        crumbs.append({"id": node.id, "level": node.level,
+                       "label": unit_heading(node.level, node.label, language, node.title)})
+        if node.id == unit_id:
+            break
+        node = next((c for c in node.children if unit_id == c.id or unit_id.startswith(c.id + PATH_SEP)), None)
+    return crumbs

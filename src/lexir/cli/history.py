@@ -36,18 +36,68 @@ def _history(corpus: str, data_dir):
     return loaded
 
 
+def _has_history(corpus: str) -> bool:
+    from lexir.datasets import registry
+    from lexir.datasets.generic import is_path, split_as_of
+
+    name, _ = split_as_of(corpus)
+    return not is_path(name) and name in registry.names() and registry.get(name).has("history")
+
+
+def _show_unit(corpus: str, unit_id: str, fmt: str, data_dir) -> None:
+    """``lexir show`` over a corpus without versions: the unit as parsed, its breadcrumbs (act,
+    divisions, provisions) and what it contains (a division: its divisions and articles)."""
+    from lexir.citations.format import division_heading, find_unit, format_citation, unit_breadcrumbs
+    from lexir.cli.main import _corpus
+    from lexir.types import Division, act_of
+
+    corp = _corpus(corpus, None, data_dir)
+    act = corp.acts.get(act_of(unit_id))
+    unit = find_unit(act, unit_id) if act is not None else None
+    if unit is None:
+        raise CLIError(f"no provision or division {unit_id!r} in {corp.name}")
+    crumbs = [c["label"] for c in unit_breadcrumbs(act, unit_id, corp.language)]
+    if isinstance(unit, Division):
+        articles = {a.id: a for a in act.articles}
+        contents = [{"id": d.id, "label": division_heading(d)} for d in unit.children]
+        contents += [{"id": a, "label": format_citation(a, corp.language, articles[a].level),
+                      "title": articles[a].title} for a in unit.articles if a in articles]
+        citation, title, text = division_heading(unit), unit.title, ""
+    else:
+        level = next((a.level for a in act.articles if a.id == unit_id.split("/", 1)[0]), "article")
+        contents = [{"id": c.id, "label": format_citation(c.id, corp.language, level)} for c in unit.children]
+        citation, title, text = format_citation(unit_id, corp.language, level), unit.title, unit.text
+    if fmt == "json":
+        print(json.dumps({"id": unit_id, "citation": citation, "title": title, "path": crumbs, "text": text,
+                          "contents": contents}, ensure_ascii=False))
+        return
+    console.print(" › ".join(crumbs), markup=False, highlight=False)
+    head = citation if isinstance(unit, Division) else f"{citation} {title}".rstrip()
+    console.print(head, markup=False, highlight=False, style="bold")
+    if text:
+        console.print(text, markup=False, highlight=False)
+    elif contents:
+        for item in contents:
+            console.print(f"  {item['label']} {item.get('title', '')}".rstrip(), markup=False, highlight=False)
+
+
 @app.command()
 @guarded
 def show(
-    corpus: str = typer.Argument(..., help="A dataset with a history (de-gesetze-history)"),
-    provision: str = typer.Argument(..., help="Provision id (BGB::823, BGB::823/abs:1) or a version (BGB::823@2013-01-11)"),
+    corpus: str = typer.Argument(..., help="Any corpus; --as-of and versions need one with a history (de-gesetze-history)"),
+    provision: str = typer.Argument(..., help="Provision id (BGB::823, BGB::823/abs:1), division id "
+                                    "(BGB::buch:2/abschnitt:8) or a version (BGB::823@2013-01-11)"),
     as_of: str = typer.Option(None, "--as-of", help="The version in force on this date (default: the latest)"),
     fmt: str = typer.Option("text", "--format", help="text | json"),
     data_dir: Path = DataDir,
 ):
-    """Print a provision as it stood on a date, with its validity and where its text comes from."""
+    """Print a provision as it stood on a date, with its validity and where its text comes from; in
+    a corpus without a history, the provision (or division) with its breadcrumbs and contents."""
     if fmt not in ("text", "json"):
         raise CLIError(f"unknown format {fmt!r}; valid: text, json")
+    if not as_of and "@" not in provision and not _has_history(corpus):
+        _show_unit(corpus, provision, fmt, data_dir)
+        return
     history = _history(corpus, data_dir)
     if "@" in provision:
         if as_of:
@@ -137,10 +187,32 @@ def index_update(
                 raise CLIError(f"{folder} does not record the dataset it was built from; rebuild it with lexir index")
             corp = load_corpus(with_as_of(source["dataset"], as_of), source.get("language"), data_dir)
             start = time.perf_counter()
-            changed, deleted = index.update_to(corp)
+            since, changes = _history_changes(index, as_of, data_dir)
+            fast = changes is not None
+            changed, deleted = index.update_to(corp, since, changes)
             index.source = {**source, "as_of": as_of}
             save_index(index, folder, SYSTEM)
     except FolderLocked as exc:
         raise CLIError(str(exc)) from None
+    how = "the history's changes since the recorded date" if fast else "every document compared"
     console.print(f"{folder}: {source.get('as_of') or 'latest'} -> {as_of}: {changed} added or replaced, "
-                  f"{deleted} deleted, {len(corp)} documents; {time.perf_counter() - start:.2f}s", highlight=False)
+                  f"{deleted} deleted, {len(corp)} documents ({how}); {time.perf_counter() - start:.2f}s", highlight=False)
+
+
+def _history_changes(index, as_of: str, data_dir):
+    """The corpus as of the date ``index`` records, and the history's change set from it to
+    ``as_of`` when the index holds that corpus (its fingerprint); changes None otherwise (the
+    dataset has no history, the index records no date, or it holds something else): then
+    ``update_to`` compares every document."""
+    from lexir.datasets.generic import load_dataset
+    from lexir.structure.history import HistoryError
+
+    day = index.source.get("as_of")
+    history = load_dataset(index.source["dataset"], data_dir)
+    if not day or not hasattr(history, "changes"):
+        return None, None
+    try:
+        since = history.as_of(day)
+        return since, (history.changes(day, as_of) if index.holds(since) else None)
+    except HistoryError:
+        return None, None

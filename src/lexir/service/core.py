@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lexir.citations.format import format_citation, unit_heading
+from lexir.citations.format import (
+    division_crumbs,
+    division_heading,
+    division_starts,
+    format_citation,
+    unit_heading,
+)
 from lexir.service.hits import snippet, verify_quote
 from lexir.service.state import LoadedCorpus, NotFound, ServiceError, ServiceState
 from lexir.types import Query, ranked
@@ -222,7 +228,8 @@ def breadcrumbs(loaded: LoadedCorpus, unit_id: str) -> list[dict[str, str]]:
     unit = loaded.units.get(unit_id)
     if unit is None:
         return []
-    crumbs = [{"id": unit.act.id, "level": "act", "label": unit.act.title or unit.act.id}]
+    crumbs = [{"id": unit.act.id, "level": "act", "label": unit.act.title or unit.act.id},
+              *division_crumbs(unit.act, unit_id)]  # Buch, Abschnitt, Titel ... where the law has them
     for uid in [*loaded.ancestors(unit_id), unit_id]:
         p = loaded.units[uid].provision
         crumbs.append({"id": uid, "level": p.level, "label": unit_heading(p.level, p.label, loaded.language, p.title)})
@@ -288,6 +295,9 @@ def provision(state: ServiceState, corpus: str, unit_id: str, context: Sequence[
             out["siblings"] = [_ref(loaded, a) for a in order[max(0, position - 5):position + 6]]
     if "toc" in context:
         out["toc"] = [_ref(loaded, a) for a in order]
+        # the headings of the divisions (Buch, Abschnitt, ...) that open at each article of the toc
+        out["toc_divisions"] = {a: [{"id": d.id, "depth": depth, "label": division_heading(d)} for depth, d in ds]
+                                for a, ds in division_starts(unit.act).items()}
     return out
 
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from lexir.structure.graph import own_text
-from lexir.types import Act, Corpus, Document, Provision
+from lexir.types import PATH_SEP, Act, Corpus, Document, Provision
 
 STRUCTURAL_LEVELS = ("para", "abs", "satz", "nr", "lit")
 LEVELS = (*STRUCTURAL_LEVELS, "words100")
@@ -95,6 +95,21 @@ def chunk_corpus(acts: Iterable[Act], level: str, name: str = "", language: str 
     docs = [Document(c.id, c.text, c.title) for c in chunks]
     corpus = Corpus(name or f"chunks-{level}", docs, language=language, acts=acts)
     return corpus, {c.id: c.unit for c in chunks}
+
+
+def parent_unit(act: Act, unit_id: str) -> str | None:
+    """The unit one level up from ``unit_id`` in ``act``, climbing above the articles: a unit
+    below an article -> its parent unit (``BGB::823/abs:1`` -> ``BGB::823``), an article -> the
+    innermost division it stands in (``BGB::823`` -> ``BGB::buch:2/abschnitt:8/titel:27``), a
+    division -> the one above it; None at the top (the act itself is above)."""
+    divisions = {d.id: d for d in act.walk_divisions()}
+    if unit_id in divisions:
+        up = unit_id.rsplit(PATH_SEP, 1)[0]
+        return up if up != unit_id and up in divisions else None
+    if PATH_SEP in unit_id:
+        return unit_id.rsplit(PATH_SEP, 1)[0]
+    path = act.division_path(unit_id)
+    return path[-1].id if path else None
 
 
 def unit_of_chunk(chunk_id: str) -> str:

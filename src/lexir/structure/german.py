@@ -84,7 +84,7 @@ from lexir.io.markers import read_marker, write_marker
 from lexir.io.paths import cache_dir, file_sha256
 from lexir.structure.packed import FORMAT_VERSION as PACK_FORMAT
 from lexir.structure.packed import Packed, available_cpus, gc_paused, pack_act, unpack_act
-from lexir.types import Act, Provision, path_id
+from lexir.types import ID_SEP, PATH_SEP, Act, Division, Provision, path_id
 
 DATA = Path(__file__).parent / "data"
 
@@ -180,6 +180,7 @@ class _Unit:
     line: int  # 1-based line of the heading
     context: str = ""  # label of the Art or annex this § stands in (mixed laws)
     group: int = 0  # line of that Art/annex heading (0: none)
+    division: _Div | None = None  # the innermost division heading above it
     # The text below the heading as pieces, each one or more whole lines joined by "\n"; the
     # unit's text is "\n".join(parts) (slices of the law's text, not one string per line).
     parts: list[str] = field(default_factory=list)
@@ -306,6 +307,113 @@ def is_range_stub(article: Provision) -> bool:
 
 
 # ---------------------------------------------------------------------------
+# divisions above the articles: Buch, Teil, Abschnitt, Titel, Kapitel, ...
+
+_DIVISION_WORDS = ("Buch", "Teil", "Unterteil", "Abschnitt", "Unterabschnitt", "Titel", "Untertitel",
+                   "Kapitel", "Unterkapitel", "Abteilung", "Unterabteilung")
+_DIVISION = re.compile(
+    r"^(?:(?P<ord>[A-ZÄÖÜ][a-zäöüß]+)\s+)?(?P<kw>" + "|".join(_DIVISION_WORDS) + r")\b"
+    r"(?:\s+(?P<num>(?:\d+|[IVXLC]+|[A-Z])(?:\s?[a-z]\b)?)\.?(?=$|[\s:.,\-–]))?"
+)
+_DIVISION_NUMBER = re.compile(r"^(?P<num>(?:[IVXLC]+|\d+|[A-Z])(?:\s?[a-z])?)\.(?=\s|$)")
+_NOT_DIVISIONS = ("Präambel", "Inhaltsübersicht", "Inhaltsverzeichnis", "Fußnote", "Eingangsformel",
+                  "Schlussformel", "Schlußformel")
+_ORDINAL_UNITS = {"erst": 1, "zweit": 2, "dritt": 3, "viert": 4, "fünft": 5, "sechst": 6, "siebt": 7,
+                  "siebent": 7, "acht": 8, "neunt": 9, "zehnt": 10, "elft": 11, "zwölft": 12}
+_ORDINAL_TENS = {"zwanzigst": 20, "dreißigst": 30, "vierzigst": 40, "fünfzigst": 50}
+_CARDINALS = {"ein": 1, "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9}
+
+
+@dataclass
+class _Div:
+    """A division heading under construction: what it says, its Markdown depth, what is in it."""
+
+    level: str
+    label: str
+    heading: str
+    title: str
+    depth: int
+    children: list[_Div] = field(default_factory=list)
+    units: list[_Unit] = field(default_factory=list)
+
+
+def _ordinal(word: str) -> int | None:
+    """``Erster`` -> 1, ``Neunzehnter`` -> 19, ``Einundzwanzigstes`` -> 21; None for other words."""
+    stem = re.sub(r"(?:e[rsmn]?)$", "", word.lower())
+    if stem in _ORDINAL_UNITS:
+        return _ORDINAL_UNITS[stem]
+    if stem in _ORDINAL_TENS:
+        return _ORDINAL_TENS[stem]
+    if stem.endswith("zehnt") and stem[:-5] in _CARDINALS:
+        return 10 + _CARDINALS[stem[:-5]]
+    head, sep, tens = stem.partition("und")
+    if sep and head in _CARDINALS and tens in _ORDINAL_TENS:
+        return _ORDINAL_TENS[tens] + _CARDINALS[head]
+    return None
+
+
+def _division_label(text: str) -> str:
+    """A label usable in an id step: no ``/``, ``:`` or whitespace, at most 60 characters."""
+    return "_".join(text.replace("/", "_").replace(":", "").split())[:60].strip("_.") or "_"
+
+
+def _division(text: str, depth: int) -> _Div | None:
+    """A division for a heading that is neither an article nor an annex, None for boilerplate.
+
+    ``Buch 1 - Allgemeiner Teil``: level ``buch``, label ``1``; ``Erster Abschnitt - ...``: level
+    ``abschnitt``, label ``1``; ``Allgemeiner Teil``: ``teil``, label ``Allgemeiner``; ``I. - Die
+    Grundrechte``: ``gliederung``, label ``I``; any other heading: ``gliederung``, its words as
+    the label (``Freiheitsstrafe``).
+    """
+    text = text.replace("(XXXX)", "").strip()
+    if text in _BOILERPLATE or text.startswith(_NOT_DIVISIONS):
+        return None
+    m = _DIVISION.match(text)
+    if m and (m["num"] or m["ord"]):
+        level = m["kw"].lower()
+        if m["num"]:
+            label = m["num"].replace(" ", "")
+        else:
+            number = _ordinal(m["ord"])
+            label = str(number) if number is not None else m["ord"]
+        heading, rest = m[0].strip(), text[m.end():]
+    elif (m := _DIVISION_NUMBER.match(text)) is not None:
+        level, label, heading, rest = "gliederung", m["num"].replace(" ", ""), m[0], text[m.end():]
+    else:
+        parts = re.split(r"\s[-–](?:\s|$)", text, maxsplit=1)
+        head, rest = parts[0], parts[1] if len(parts) > 1 else ""
+        level, label, heading = "gliederung", head, head
+    title = rest.strip().lstrip("-–:.").strip()
+    return _Div(level, _division_label(label), heading.strip(), title, depth)
+
+
+def _divisions(act_id: str, roots: list[_Div], ids: dict[int, list[str]]) -> list[Division]:
+    """The :class:`Division` trees of a law, each keeping only divisions with articles below;
+    ``ids`` gives the final article ids of each unit (by ``id(unit)``)."""
+
+    def build(div: _Div, base: str) -> Division | None:
+        kids = [k for k in (build(c, "") for c in div.children) if k is not None]
+        arts = [a for u in div.units for a in ids.get(id(u), ())]
+        if not kids and not arts:
+            return None
+        return Division("", div.level, div.label, div.title, div.heading, kids, arts)
+
+    def number(items: list[Division], base: str) -> None:
+        seen: Counter[str] = Counter()
+        for d in items:
+            key = f"{d.level}:{d.label}"
+            seen[key] += 1
+            if seen[key] > 1:
+                d.label = f"{d.label}~{seen[key]}"
+            d.id = f"{base}{PATH_SEP}{d.level}:{d.label}" if base else f"{act_id}{ID_SEP}{d.level}:{d.label}"
+            number(d.children, d.id)
+
+    out = [k for k in (build(r, "") for r in roots) if k is not None]
+    number(out, "")
+    return out
+
+
+# ---------------------------------------------------------------------------
 # splitting the body into units
 
 
@@ -317,8 +425,10 @@ _STRUCTURAL = re.compile(
 _HEADING_LINE = re.compile(r"\n#.*")  # a literal prefix: searched fast (a "^" in re.M is not)
 
 
-def _collect_units(text: str, start: int, line: int) -> tuple[list[_Unit], list[str]]:
-    """Units in order, and the text outside any unit (for laws without § / Art).
+def _collect_units(text: str, start: int, line: int) -> tuple[list[_Unit], list[str], list[_Div]]:
+    """Units in order, the text outside any unit (for laws without § / Art), and the division
+    headings as trees (nested by Markdown depth: a division heading closes every open one as deep
+    or deeper; a unit stands in the innermost open one not deeper than its own heading).
 
     ``start`` is the offset of the first section heading in ``text`` and ``line`` its 1-based
     line number. Only heading lines are visited; the lines between two headings are handed on
@@ -326,6 +436,8 @@ def _collect_units(text: str, start: int, line: int) -> tuple[list[_Unit], list[
     """
     units: list[_Unit] = []
     loose: list[str] = []
+    roots: list[_Div] = []
+    open_divs: list[_Div] = []  # the divisions open at this point, outermost first
     current: _Unit | None = None
     context: _Unit | None = None  # the Art or annex that §§ below stand in
     pos = start  # where the lines after the previous heading begin
@@ -342,6 +454,13 @@ def _collect_units(text: str, start: int, line: int) -> tuple[list[_Unit], list[
         depth, head = len(m[1]), m[2]
         unit = _heading_unit(head, depth, line)
         if unit is not None:
+            # A § as deep as the open division stands in it (laws whose headings are all "##",
+            # and the converter's deepest level "######", holding both a Kapitel and its §§).
+            while open_divs and open_divs[-1].depth > depth:
+                open_divs.pop()
+            if open_divs:
+                unit.division = open_divs[-1]
+                open_divs[-1].units.append(unit)
             if unit.kind in ("art", "anlage"):
                 context = unit
             elif unit.kind == "para" and context is not None:
@@ -360,9 +479,14 @@ def _collect_units(text: str, start: int, line: int) -> tuple[list[_Unit], list[
             context = None
         if head.replace("(XXXX)", "").strip() not in _BOILERPLATE:
             loose.append(f"\n{head}\n")
+        if (div := _division(head, depth)) is not None:
+            while open_divs and open_divs[-1].depth >= depth:
+                open_divs.pop()
+            (open_divs[-1].children if open_divs else roots).append(div)
+            open_divs.append(div)
     if pos <= len(text):
         (current.parts if current else loose).append(text[pos:])
-    return units, loose
+    return units, loose, roots
 
 
 def _is_title_heading(unit: _Unit, depth: int, text: str) -> bool:
@@ -720,13 +844,17 @@ def parse_law(markdown: str, path: str = "") -> Act:
     start, heading_title = _body_start(lines, body_start)
     title = " ".join(p for p in (fields.get("_prefix", ""), fields.get("Title", "")) if p) or heading_title
     offset = sum(map(len, lines[:start])) + start if start < len(lines) else len(text) + 1
-    units, loose = _collect_units(text, offset, start + 1)
+    units, loose, roots = _collect_units(text, offset, start + 1)
     if not any(u.kind in ("para", "art") for u in units):
         units.insert(0, _Unit("body", ["body"], "", 0, start + 1, parts=loose))
+        roots = []  # a notice's headings are its text, not a structure of articles
     articles = []
+    ids: dict[int, list[str]] = {}
     for unit, labels in zip(units, _final_labels(units), strict=True):
-        articles.extend(_articles(act_id, unit, labels))
-    return Act(act_id, title, "de", articles)
+        made = _articles(act_id, unit, labels)
+        ids[id(unit)] = [a.id for a in made]
+        articles.extend(made)
+    return Act(act_id, title, "de", articles, _divisions(act_id, roots, ids) if roots else [])
 
 
 def _body_start(lines: list[str], i: int) -> tuple[int, str]:
@@ -835,13 +963,16 @@ def _rename(act: Act, new_id: str) -> None:
     cut = len(act.id)
     for unit in act.units():
         unit.id = new_id + unit.id[cut:]
+    for division in act.walk_divisions():
+        division.id = new_id + division.id[cut:]
+        division.articles = [new_id + a[cut:] for a in division.articles]
     act.id = new_id
 
 
 # ---------------------------------------------------------------------------
 # the whole corpus: parallel, cached
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: acts carry their divisions (Buch, Abschnitt, ...)
 _PARSER_FILES = ("german.py", "packed.py", "data/de_abbreviations.txt", "data/de_months.txt")
 _BATCH_BYTES = 1 << 20  # laws are sent to the workers in batches of about this much Markdown
 

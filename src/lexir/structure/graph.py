@@ -1,10 +1,14 @@
 """The statute structure graph (SPEC §6): one node per unit, ``contains`` and ``cites`` edges.
 
-Nodes are the acts (node id = act id, ``BGB``) and every unit of their provision trees (node id =
-the unit's path id, ``BGB::823/abs:1/satz:2``). Edges:
+Nodes are the acts (node id = act id, ``BGB``), the divisions above the articles where an act has
+them (:class:`~lexir.types.Division`: ``BGB::buch:2/abschnitt:8/titel:27``, levels ``buch``,
+``teil``, ``abschnitt``, ``titel``, ``untertitel``, ``kapitel``, ... ``gliederung``) and every unit
+of their provision trees (node id = the unit's path id, ``BGB::823/abs:1/satz:2``). Edges:
 
 ``contains``
-    from a unit to each of its children, in document order (act -> article -> Absatz -> ...).
+    from a unit to each of its children, in document order (act -> Buch -> Abschnitt -> Titel ->
+    article -> Absatz -> ...; an article in no division hangs under its act). A division's
+    ``words`` are its articles' words.
 ``cites``
     from a unit to each unit its *own* text references (the text outside its children, so that a
     reference printed in a Satz is one edge from that Satz, not one more from its Absatz and
@@ -208,8 +212,8 @@ class StatuteGraph:
         parent = self.parent
         has = parent >= 0
         act[has] = parent[has]
-        # Depth is small (<= 9): follow parents until every node points at a root.
-        for _ in range(16):
+        # Depth is small (<= 16 with divisions): follow parents until every node points at a root.
+        for _ in range(32):
             nxt = np.where(parent[act] >= 0, parent[act], act)
             if np.array_equal(nxt, act):
                 break
@@ -350,6 +354,22 @@ class _Resolver:
         return self.index[article_id]
 
 
+def _division_chains(act: Act) -> dict[str, list]:
+    """For each article standing in a division: the divisions from the outermost down to the
+    innermost it stands in (``act.divisions``; none for a flat act)."""
+    chain: dict[str, list] = {}
+
+    def visit(divisions: list, above: list) -> None:
+        for d in divisions:
+            path = [*above, d]
+            for a in d.articles:
+                chain[a] = path
+            visit(d.children, path)
+
+    visit(act.divisions, [])
+    return chain
+
+
 def _subsequence(wanted: tuple, path: tuple) -> bool:
     it = iter(path)
     return all(step in it for step in wanted)
@@ -407,14 +427,25 @@ def _build_graph(acts: list[Act], progress: Callable[[int], None] | None, finder
     for act in acts:
         root = add(act.id, "act", -1, 0)
         total = 0
+        # Divisions (Buch, Abschnitt, ...) stand between the act and its articles; each is added
+        # just before its first article, so nodes stay in document order.
+        chain = _division_chains(act)
+        made: dict[str, int] = {}
         for article in act.articles:
             articles[article.id] = article
-            stack: list[tuple[Provision, int]] = [(article, root)]
+            up_of = root
+            for division in chain.get(article.id, ()):
+                if division.id not in made:
+                    made[division.id] = add(division.id, division.level, up_of, 0)
+                up_of = made[division.id]
+            stack: list[tuple[Provision, int]] = [(article, up_of)]
             while stack:
                 unit, up = stack.pop()
                 n = len(unit.text.split())
-                if up == root:
+                if unit is article:
                     total += n
+                    for division in chain.get(article.id, ()):
+                        words[made[division.id]] += n
                 me = add(unit.id, unit.level, up, n)
                 if cites:
                     mine = own_text(unit)

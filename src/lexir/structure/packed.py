@@ -19,12 +19,12 @@ from array import array
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from lexir.types import ID_SEP, PATH_SEP, Act, Provision
+from lexir.types import ID_SEP, PATH_SEP, Act, Division, Provision
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the act's divisions (Buch, Abschnitt, ...) as the last item
 
 # (id, title, language, strings, level names, parent, level, source, start, end, labels, titles,
-#  ids that are off the scheme {unit number: id})
+#  ids that are off the scheme {unit number: id}, divisions as nested tuples)
 Packed = tuple
 
 
@@ -79,13 +79,21 @@ def pack_act(act: Act) -> Packed:
     if len(level_names) > 127:
         raise ValueError(f"act {act.id}: more than 127 unit levels cannot be packed")
     return (act.id, act.title, act.language, strings, list(level_names), parent, level, source, start, end,
-            labels, titles, odd_ids)
+            labels, titles, odd_ids, [_pack_division(d) for d in act.divisions])
+
+
+def _pack_division(d: Division) -> tuple:
+    return (d.id, d.level, d.label, d.title, d.heading, list(d.articles), [_pack_division(c) for c in d.children])
+
+
+def _unpack_division(t: tuple) -> Division:
+    return Division(t[0], t[1], t[2], t[3], t[4], [_unpack_division(c) for c in t[6]], list(t[5]))
 
 
 def unpack_act(packed: Packed) -> Act:
     """The :class:`Act` that :func:`pack_act` packed."""
     (act_id, title, language, strings, level_names, parent, level, source, start, end,
-     labels, titles, odd_ids) = packed
+     labels, titles, odd_ids, divisions) = packed
     nodes: list[Provision] = []
     articles: list[Provision] = []
     append = nodes.append
@@ -105,7 +113,7 @@ def unpack_act(packed: Packed) -> Act:
         if odd_ids and len(nodes) in odd_ids:
             node.id = odd_ids[len(nodes)]  # before its children take their ids from it
         append(node)
-    return Act(act_id, title, language, articles)
+    return Act(act_id, title, language, articles, [_unpack_division(d) for d in divisions])
 
 
 @contextmanager

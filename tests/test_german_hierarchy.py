@@ -90,6 +90,7 @@ def test_divisions_are_well_formed(laws, markdown, act_id):
         assert str(parsed) == d.id
         assert d.id.split("::", 1)[1].rsplit("/", 1)[-1] == f"{d.level}:{d.label}"
         assert d.articles or d.children  # no empty division is kept
+        assert d.label[:1] not in ("-", "–", "_", "") and "/" not in d.label and ":" not in d.label
         for child in d.children:
             assert child.id.startswith(d.id + "/")
     assert not set(ids) & set(article_ids)

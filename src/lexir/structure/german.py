@@ -38,6 +38,17 @@ Laws without any § / Art heading (about 2,000 notices, treaties' acts of assent
     law is left without retrievable text. :func:`law_stats` counts them apart. In laws that have
     articles, text under other headings (Eingangsformel, Präambel, Schlussformel) is dropped.
 
+Divisions above the articles (:class:`~lexir.types.Division`, ``act.divisions``)
+    Every other heading of a law with articles (not boilerplate, Präambel, Inhaltsübersicht)
+    is a division, nested by heading depth: a division heading closes the open ones as deep or
+    deeper; a § / Art / annex stands in the innermost open one not deeper than its heading (the
+    converter puts a Kapitel and its §§ both at ``######``). Level and label: ``Buch 1`` ->
+    ``buch:1``, ``Erster Abschnitt`` -> ``abschnitt:1`` (ordinals as numbers), ``Allgemeiner
+    Teil`` -> ``teil:Allgemeiner``, ``I.`` / ``IV a.`` -> ``gliederung:I`` / ``gliederung:IVa``,
+    any other heading -> ``gliederung`` labelled with its words (``Freiheitsstrafe``). Ids:
+    ``BGB::buch:2/abschnitt:8/titel:27`` (repeats among siblings get ``~2``). Divisions without
+    an article below are dropped; articles' ids do not depend on divisions.
+
 Tree below an article
     code > § > Absatz (``abs``) > Satz (``satz``) > Nummer (``nr``) > Buchstabe (``lit``) >
     Doppelbuchstabe ``aa)`` (``dlit``) > ``aaa)`` (``tlit``). A list hangs under the Satz that
@@ -380,10 +391,13 @@ def _division(text: str, depth: int) -> _Div | None:
     elif (m := _DIVISION_NUMBER.match(text)) is not None:
         level, label, heading, rest = "gliederung", m["num"].replace(" ", ""), m[0], text[m.end():]
     else:
-        parts = re.split(r"\s[-–](?:\s|$)", text, maxsplit=1)
+        parts = re.split(r"\s[-–](?:\s|$)", text.lstrip("-– "), maxsplit=1)
         head, rest = parts[0], parts[1] if len(parts) > 1 else ""
         level, label, heading = "gliederung", head, head
     title = rest.strip().lstrip("-–:.").strip()
+    if not heading.strip(" -–"):  # "- Heilbehandlung ...": no number, the title names it
+        label = heading = title
+        title = ""
     return _Div(level, _division_label(label), heading.strip(), title, depth)
 
 

@@ -264,6 +264,8 @@ def test_to_json_shape():
         "kind": "statute",
         "resolved_from": "explicit",
         "repealed": False,
+        "also": [],  # further units of the same article (German "Abs. 1 und 4"); none here
+        "instrument": None,  # the EU instrument of kind eu
     }
     (bare,) = find_citations("art. 16 § 2")
     assert (bare.to_json()["act_raw"], bare.to_json()["resolved_from"]) == ("", None)

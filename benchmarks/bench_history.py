@@ -5,9 +5,13 @@
 For each amendment below (one law's next version), starting from an updatable index saved
 with all 36 laws as of the day before:
 
-* update: load the saved index, apply only the changed provisions (``update_to``, which finds
-  them by hashing every document), save it (what ``lexir index update`` does; the save appends a
-  delta segment as a new generation of the folder, fsynced); each step timed;
+* update: load the saved index, apply only the changed provisions, save it (what ``lexir index
+  update`` does; the save appends a delta segment as a new generation of the folder, fsynced);
+  each step timed. The index holds the old corpus (its fingerprint), so ``update_to`` takes the
+  change set (this law's articles that are new, changed or gone, found inside the timed step, as
+  ``lexir index update`` asks the history for ``changes(old, new)``) instead of hashing every
+  document; ``compared``: the same update when the index cannot vouch for its corpus (the
+  fallback, and what every update did before), hashing every document to find the changed ones;
 * known changes: apply the change set found by comparing the law's old and new articles (what
   a service holding the index in memory pays per amendment; the history knows the change set);
 * rebuild: build a fresh index over the same documents, save it;
@@ -115,23 +119,36 @@ def main() -> int:
             saved = work / "saved"
             shutil.rmtree(saved, ignore_errors=True)
             IncrementalBM25(analyzer).index(old).save(saved)
+            if not IncrementalBM25.load(saved).holds(old):
+                print(f"{law} {day}: the saved index does not hold its corpus (the change set would be ignored)",
+                      file=sys.stderr)
+                ok = False
 
             # the change set: this law's articles that are new, changed or gone (version identity)
             (upserts, deletes), diff_s = timed(lambda old=old, new=new, law=law: law_changes(old, new, law))
             known = IncrementalBM25.load(saved)
             _, known_s = timed(lambda known=known, u=upserts, d=deletes: known.apply(u, d))
             _, fingerprint_s = timed(lambda new=new: new.fingerprint)
-            def update(new=new, saved=saved):
+            def update(new=new, saved=saved, old=old, law=law, fast=True):
                 folder = work / "updated"
                 shutil.rmtree(folder, ignore_errors=True)
                 shutil.copytree(saved, folder)
                 updated, load_s = timed(lambda: IncrementalBM25.load(folder))
-                counts, apply_s = timed(lambda: updated.update_to(new))
+                if fast:
+                    counts, apply_s = timed(lambda: updated.update_to(new, old, law_changes(old, new, law)))
+                else:
+                    counts, apply_s = timed(lambda: updated.update_to(new))
                 _, save_s = timed(lambda: updated.save(folder))
                 return updated, counts, (load_s, apply_s, save_s), folder
 
+            (compared, compared_counts, _, _), compared_s, compared_cpu_s = best_of(
+                args.repeat, lambda update=update: update(fast=False))
+            compared_stats = compared.stats()
             (updated, (changed, deleted), (load_s, apply_s, save_s), folder), update_s, update_cpu_s = best_of(
                 args.repeat, update)
+            if (changed, deleted) != compared_counts or updated.stats() != compared_stats:
+                print(f"{law} {day}: the change set's update differs from the compared one", file=sys.stderr)
+                ok = False
             deltas = json.loads((current(folder) / "lexir.json").read_text(encoding="utf-8"))["deltas"]
 
             def rebuild(new=new):
@@ -156,6 +173,8 @@ def main() -> int:
                 "update_over_rebuild": round(update_s / rebuild_s, 4),
                 "update_cpu_s": round(update_cpu_s, 3), "rebuild_cpu_s": round(rebuild_cpu_s, 3),
                 "update_over_rebuild_cpu": round(update_cpu_s / rebuild_cpu_s, 4),
+                "compared_s": round(compared_s, 3), "compared_cpu_s": round(compared_cpu_s, 3),
+                "compared_over_rebuild_cpu": round(compared_cpu_s / rebuild_cpu_s, 4),
                 "query_ms_updated": round(1000 * q_updated / len(queries), 3),
                 "query_ms_rebuilt": round(1000 * q_rebuilt / len(queries), 3),
                 "query_ratio": round(q_updated / q_rebuilt, 3), "identical": same,

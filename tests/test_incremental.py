@@ -166,3 +166,83 @@ def test_a_save_builds_a_delta_only_on_the_state_it_loaded(history, tmp_path):
     assert_same(IncrementalBM25.load(folder), fresh(history.as_of(third)))
     b.save(tmp_path / "elsewhere")  # a save to another folder is whole too
     assert_same(IncrementalBM25.load(tmp_path / "elsewhere"), fresh(history.as_of(third)))
+
+
+def test_update_from_the_history_change_set_when_the_index_holds_the_recorded_corpus(history, tmp_path):
+    """An index that holds ``since`` (its fingerprint) takes the history's change set instead of
+    comparing every document: through a save and a load, the result equals a fresh build, and it
+    is the change set that was applied (one left out stays unapplied: the fast path was taken)."""
+    dates = history.dates
+    folder = tmp_path / "idx"
+    fresh(history.as_of(dates[0])).save(folder)
+    for before, day in zip(dates, dates[1:], strict=False):
+        index = IncrementalBM25.load(folder)
+        since, corpus = history.as_of(before), history.as_of(day)
+        upserts, deletes = history.changes(before, day)
+        assert index.holds(since)
+        assert index.update_to(corpus, since, (upserts, deletes)) == (len(upserts), len(deletes))
+        assert index.fingerprint == corpus.fingerprint
+        assert_same(index, fresh(corpus))
+        index.save(folder)
+    assert_same(IncrementalBM25.load(folder), fresh(history.as_of(dates[-1])))
+    # a change set with one document left out: trusted, so that document stays as it was
+    first, second = next((a, b) for a, b in zip(dates[::-1][1:], dates[::-1], strict=True)
+                         if any(history.as_of(a).get(d.id) for d in history.changes(a, b)[0]))
+    upserts, deletes = history.changes(first, second)
+    index = fresh(history.as_of(first))
+    left_out = next(d for d in upserts if history.as_of(first).get(d.id) is not None)
+    rest = [d for d in upserts if d.id != left_out.id]
+    assert index.update_to(history.as_of(second), history.as_of(first), (rest, deletes)) == (len(rest), len(deletes))
+    assert index.stats() != fresh(history.as_of(second)).stats()
+    assert index.scores(left_out.text) != fresh(history.as_of(second)).scores(left_out.text)
+
+
+def test_update_falls_back_to_comparing_every_document_when_the_index_holds_something_else(history):
+    """An index that does not hold the corpus the change set starts from (another date, or changed
+    since) ignores the change set and compares every document: it still equals a fresh build."""
+    first, before, day = history.dates[0], history.dates[-2], history.dates[-1]
+    target, claimed = history.as_of(day), history.as_of(before)
+    # built at the first date, but the caller claims it holds the one before the last: the change
+    # set from there is not enough
+    index = fresh(history.as_of(first))
+    assert not index.holds(claimed)
+    index.update_to(target, claimed, history.changes(before, day))
+    assert_same(index, fresh(target))
+    # at the date claimed, but one document changed by hand since (no fingerprint recorded then)
+    index = fresh(claimed)
+    doc = claimed.documents[0]
+    index.upsert([Document(doc.id, doc.text + " Zusatz", doc.title)])
+    assert not index.holds(claimed)
+    index.update_to(target, claimed, ([], []))  # an empty change set: not trusted
+    assert_same(index, fresh(target))
+    assert index.fingerprint == target.fingerprint
+
+
+@pytest.mark.slow
+def test_index_update_takes_the_history_change_set_only_for_an_index_that_holds_its_date(data_dir, tmp_path):
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+    from lexir.datasets import registry
+
+    def invoke(*args):
+        return CliRunner().invoke(app, [str(a) for a in [*args, "--data-dir", data_dir]])
+
+    target = registry.load("de-gesetze-history", data_dir).as_of("2013-01-11")
+    fast, slow, rebuilt = tmp_path / "fast", tmp_path / "slow", tmp_path / "rebuilt"
+    for folder in (fast, slow):
+        assert invoke("index", "de-gesetze-history", "--as-of", "2012-12-02", "-o", folder).exit_code == 0
+    assert invoke("index", "de-gesetze-history", "--as-of", "2013-01-11", "-o", rebuilt).exit_code == 0
+    # one article changed by hand: the index no longer holds the corpus of the date it records
+    index = IncrementalBM25.load(slow)
+    doc = index_doc = next(d for d in target if d.id == "BGB::1")
+    index.upsert([Document(doc.id, doc.text + " Zusatz", doc.title)])
+    index.save(slow)
+    rebuilt = IncrementalBM25.load(rebuilt)
+    for folder, how in ((fast, "the history's changes since the recorded date"), (slow, "every document compared")):
+        result = invoke("index", "update", folder, "--as-of", "2013-01-11")
+        assert result.exit_code == 0, result.output
+        assert how in result.output
+        updated = IncrementalBM25.load(folder)
+        assert updated.fingerprint == target.fingerprint
+        assert_same(updated, rebuilt, queries=[*QUERIES[:3], index_doc.text[:200]])

@@ -187,10 +187,35 @@ def index_update(
                 raise CLIError(f"{folder} does not record the dataset it was built from; rebuild it with lexir index")
             corp = load_corpus(with_as_of(source["dataset"], as_of), source.get("language"), data_dir)
             start = time.perf_counter()
-            changed, deleted = index.update_to(corp)
+            since, changes = _history_changes(index, as_of, data_dir)
+            fast = changes is not None
+            changed, deleted = index.update_to(corp, since, changes)
             index.source = {**source, "as_of": as_of}
             save_index(index, folder, SYSTEM)
     except FolderLocked as exc:
         raise CLIError(str(exc)) from None
+    how = "the history's changes since the recorded date" if fast else "every document compared"
     console.print(f"{folder}: {source.get('as_of') or 'latest'} -> {as_of}: {changed} added or replaced, "
-                  f"{deleted} deleted, {len(corp)} documents; {time.perf_counter() - start:.2f}s", highlight=False)
+                  f"{deleted} deleted, {len(corp)} documents ({how}); {time.perf_counter() - start:.2f}s", highlight=False)
+
+
+def _history_changes(index, as_of: str, data_dir):
+    """The corpus as of the date ``index`` records, and the history's change set from it to
+    ``as_of`` when the index holds that corpus (its fingerprint); changes None otherwise (no
+    registered dataset with a history, no date recorded, or the index holds something else): then
+    ``update_to`` compares every document."""
+    from lexir.datasets.generic import load_dataset
+    from lexir.datasets.registry import DatasetError
+    from lexir.structure.history import HistoryError
+
+    day = index.source.get("as_of")
+    if not day:
+        return None, None
+    try:
+        history = load_dataset(index.source["dataset"], data_dir)
+        if not hasattr(history, "changes"):
+            return None, None
+        since = history.as_of(day)
+        return since, (history.changes(day, as_of) if index.holds(since) else None)
+    except (DatasetError, HistoryError):
+        return None, None

@@ -131,9 +131,27 @@ class IncrementalBM25(Retriever):
             self.fingerprint = ""
         return len(ids)
 
-    def update_to(self, corpus: Corpus) -> tuple[int, int]:
+    def holds(self, corpus: Corpus) -> bool:
+        """Whether the index records that it holds exactly ``corpus`` (its fingerprint)."""
+        return bool(self.fingerprint) and self.fingerprint == corpus.fingerprint
+
+    def update_to(self, corpus: Corpus, since: Corpus | None = None,
+                  changes: tuple[Iterable[Document], Iterable[str]] | None = None) -> tuple[int, int]:
         """Make the index hold exactly ``corpus``'s documents, touching only those whose text or
-        title changed, that are new, or that are gone. Returns (added or replaced, deleted)."""
+        title changed, that are new, or that are gone. Returns (added or replaced, deleted).
+
+        ``changes`` (documents to add or replace, ids to remove) are what turns ``since`` into
+        ``corpus`` (``StatuteHistory.changes(old, new)``): when the index :meth:`holds` ``since``,
+        only they are looked at (their hashes skip the unchanged ones among them), not every
+        document; otherwise (or without them) every document of ``corpus`` is compared."""
+        if since is not None and changes is not None and self.holds(since):
+            upserts, deletes = changes
+            changed, replaced = self._changed(upserts)
+            upserted = {d.id for d in changed}
+            gone = [i for i in dict.fromkeys(deletes) if i in self._slot and i not in upserted]
+            self._apply(replaced + [self._slot[i] for i in gone], changed)
+            self.fingerprint = corpus.fingerprint
+            return len(changed), len(gone)
         if isinstance(corpus, Corpus):
             gone = [i for i in self._slot if corpus.get(i) is None]
         else:

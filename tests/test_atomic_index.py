@@ -90,6 +90,11 @@ def other(day: str) -> str:
 
 def in_child(work, env: dict | None = None) -> int:
     """Run ``work()`` in a forked child; its wait status."""
+    return os.waitpid(start_child(work, env), 0)[1]
+
+
+def start_child(work, env: dict | None = None) -> int:
+    """Start ``work()`` in a forked child (its exit code: what ``work`` returns, 1 if it raised); its pid."""
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         code = 1
@@ -101,20 +106,6 @@ def in_child(work, env: dict | None = None) -> int:
         finally:
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(code)
-    return os.waitpid(pid, 0)[1]
-
-
-def start_child(work, env: dict | None = None) -> int:
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 1
-        try:
-            os.environ.update(env or {})
-            code = work() or 0
-        except BaseException:
-            traceback.print_exc()
-        finally:
             os._exit(code)
     return pid
 

@@ -87,6 +87,13 @@ def test_index_then_search_with_the_saved_index(tmp_path):
     assert (current(tmp_path / "idx") / "lexir.json").is_file()  # the folder's current generation
     result = invoke("search", "demo", "obrona konieczna", "--index", tmp_path / "idx", "-k", "3")
     assert result.exit_code == 0 and "kk::25" in result.output
+    # lexir run over a saved index needs no --system: the folder says what it is
+    result = invoke("run", "demo", "--index", tmp_path / "idx", "--output", tmp_path / "run.trec")
+    assert result.exit_code == 0, result.output
+    first = (tmp_path / "run.trec").read_text(encoding="utf-8").splitlines()[0].split()
+    assert first[-1] == "bm25" and len(first) == 6
+    result = invoke("run", "demo", "--output", tmp_path / "other.trec")
+    assert result.exit_code == 2 and "--system" in result.output
 
 
 def test_datasets_and_stats(data_dir):

@@ -226,7 +226,8 @@ def search(
 @guarded
 def run(
     corpus: str = typer.Argument(..., help="Registered dataset or path (BEIR folder, JSONL corpus, code JSON)"),
-    system: str = typer.Option(..., "--system", help="System name (lexir systems lists them)"),
+    system: str = typer.Option(None, "--system", help="System name (lexir systems lists them); not needed "
+                               "with --index, whose folder names its system"),
     output: Path = typer.Option(..., "--output", "-o", help="TREC run file to write (top 100 per query)"),
     params: list[str] = Params,
     queries: Path = typer.Option(None, "--queries", help="Query file (default: the dataset's own queries)"),
@@ -245,6 +246,8 @@ def run(
     from lexir.io import write_qrels, write_run
     from lexir.pipeline import retrieve
 
+    if system is None and index is None:
+        raise CLIError("give --system (lexir systems lists them) or --index DIR")
     corpus = with_as_of(corpus, as_of)
 
     if queries is not None:
@@ -261,6 +264,7 @@ def run(
         corp, qset = bench.corpus, bench.queries
     qset = qset.split(split)
     retriever = _retriever(corp, system, params, index, qrels=qset.qrels)
+    system = system or retriever.name  # a saved index knows what it is
     start = time.perf_counter()
     with progress_bar(f"{system} on {qset.name}", len(qset)) as advance:
         results = retrieve(retriever, qset.queries, k, advance)

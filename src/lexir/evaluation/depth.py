@@ -92,13 +92,6 @@ def decode_reference(act: str, article: str | None, path: Mapping[str, str] | No
     return RefPath(act, article or None, found.get("abs"), found.get("satz"), found.get("nr"))
 
 
-def decode_citation(citation) -> RefPath | None:
-    """A :class:`~lexir.citations.model.Citation` as a RefPath (None when its act is unknown)."""
-    if citation.act is None:
-        return None
-    return decode_reference(citation.act, citation.article, citation.path)
-
-
 def matches(retrieved: RefPath, gold: RefPath, depth: int, credit_ancestors: bool = False) -> bool:
     """Whether ``retrieved`` matches ``gold`` on every level down to ``depth`` (see module doc)."""
     for d in range(depth + 1):

@@ -55,12 +55,6 @@ def client_from_params(params: Mapping[str, Any], client: LLMClient | None = Non
         return _CLIENTS[key]
 
 
-def split_llm_params(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    llm = {k: v for k, v in params.items() if k in LLM_PARAMS}
-    rest = {k: v for k, v in params.items() if k not in LLM_PARAMS}
-    return llm, rest
-
-
 def clip(text: str, chars: int) -> str:
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(text) <= chars else text[:chars].rstrip() + " …"
@@ -151,7 +145,3 @@ def build_sub(corpus: Corpus, spec_text: str) -> Retriever:
     return build_spec(corpus, spec_text)
 
 
-def dense_available() -> bool:
-    from lexir.retrieval.base import system_names
-
-    return "dense" in system_names()

@@ -24,10 +24,6 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _MAX_FORMS = 500_000
 
 
-def matched_terms(analyze: Callable[[str], list[str]], query: str) -> frozenset[str]:
-    return frozenset(analyze(query))
-
-
 def snippet(text: str, terms: Iterable[str], analyze: Callable[[str], list[str]], width: int = 280) -> str:
     """The window of ``text`` (about ``width`` characters) with the most query terms, HTML-escaped,
     the matched words in ``<mark>``. A word matches when its index term is one of ``terms``."""

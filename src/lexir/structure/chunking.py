@@ -117,5 +117,3 @@ def unit_of_chunk(chunk_id: str) -> str:
     return chunk_id.split(WINDOW_SEP, 1)[0]
 
 
-def word_count(text: str) -> int:
-    return len(text.split())

@@ -601,30 +601,3 @@ def cached_graph(corpus, progress: Callable[[int], None] | None = None,
     return graph
 
 
-def build_german_graph(
-    tar_path: str | Path,
-    out: str | Path | None = None,
-    exports: Sequence[str] = (),
-    progress: Callable[[int], None] | None = None,
-) -> tuple[StatuteGraph, list]:
-    """``lexir graph build de-gesetze``: parse every law of ``gesetze_markdown_all.tar.gz``, build
-    the graph, save it into ``out`` (when given) with the ``exports`` asked for (``"jsonl"``,
-    ``"graphml"``: ``graph.jsonl`` / ``graph.graphml`` beside it). Returns the graph and the
-    laws that could not be parsed (:class:`lexir.structure.german.ParseError`)."""
-    from lexir.structure.german import ParseError, parse_archive
-
-    acts, errors = [], []
-    for _path, law in parse_archive(tar_path):
-        (errors if isinstance(law, ParseError) else acts).append(law)
-    graph = build_graph(acts, progress)
-    if out is not None:
-        out = Path(out)
-        graph.save(out)
-        for kind in exports:
-            if kind == "jsonl":
-                graph.to_jsonl(out / "graph.jsonl")
-            elif kind == "graphml":
-                graph.to_graphml(out / "graph.graphml")
-            else:
-                raise ValueError(f"unknown graph export {kind!r}; valid: jsonl, graphml")
-    return graph, errors

@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 import os
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from lexir.types import ID_SEP, PATH_SEP, Act, Division, Provision
@@ -141,10 +141,3 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def pack_acts(acts: Iterable[Act]) -> list[Packed]:
-    return [pack_act(act) for act in acts]
-
-
-def unpack_acts(packed: Iterable[Packed]) -> list[Act]:
-    with gc_paused():
-        return [unpack_act(p) for p in packed]

@@ -147,7 +147,7 @@ def test_the_trained_model_is_used_and_helps_on_held_out_questions(gerlayqa, fol
 
 def test_recommended_without_a_model_is_todays_pipeline_and_with_one_the_trained_system(gerlayqa, fold, tmp_path):
     folder, corpus, _ = gerlayqa
-    from lexir.retrieval.recommended import recommended_spec
+    from lexir.learning.recommended import recommended_spec
 
     untrained = effective_spec("recommended", None, "de")
     assert untrained == effective_spec(recommended_spec("de"), None, "de")

@@ -8,10 +8,11 @@ One import gives the verbs (see :mod:`lexir.api`)::
     lexir.evaluate(run, bench.queries).mean("nDCG@10")
 """
 
+from lexir import systems  # noqa: F401  (the whole catalogue of systems: see lexir.systems)
+from lexir._version import __version__
 from lexir.api import build, compare, evaluate, find_citations, fuse, load, retrieve, train
 from lexir.types import Act, Benchmark, Corpus, Document, Provision, Qrels, Query, QuerySet, Run
 
-__version__ = "0.1.0"
 __all__ = [
     "Act", "Benchmark", "Corpus", "Document", "Provision", "Qrels", "Query", "QuerySet", "Run", "__version__",
     "build", "compare", "evaluate", "find_citations", "fuse", "load", "retrieve", "train",

@@ -91,7 +91,7 @@ class Model:
 def manifest_for(system: str, params: Mapping[str, Any], *, corpus, queries: Sequence[Query], qrels: Qrels,
                  data: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The manifest of a model of ``system`` trained on ``queries`` (judged by ``qrels``) over ``corpus``."""
-    from lexir import __version__
+    from lexir._version import __version__
 
     fingerprints = [text_fingerprint(q.text) for q in queries]
     judged = {q.id: dict(qrels.get(q.id, {})) for q in queries}

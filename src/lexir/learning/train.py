@@ -32,7 +32,7 @@ LTR = ("off", "auto", "on")  # auto: lambdarank where LightGBM is installed and 
 
 def default_base(system: str, language: str) -> str:
     if system == "recommended":
-        from lexir.retrieval.recommended import recommended_spec
+        from lexir.learning.recommended import recommended_spec
 
         return recommended_spec(language)
     return "bm25"

@@ -163,9 +163,11 @@ def system_names() -> list[str]:
     return sorted(_SYSTEMS)
 
 
-# Modules whose import registers systems. A module that is not installed (an optional part)
-# is skipped; any other import error is a bug and propagates.
-BUILTIN_SYSTEM_MODULES = (
+# Modules whose import registers systems: retrieval's own. The layers above retrieval that
+# register systems (llm, learning) are added by :mod:`lexir.systems`, the catalogue above them all,
+# which ``import lexir`` loads; retrieval never names them. A module that is not installed (an
+# optional part) is skipped; any other import error is a bug and propagates.
+SYSTEM_MODULES = [
     "lexir.retrieval.bm25",
     "lexir.retrieval.incremental",
     "lexir.retrieval.peers",
@@ -176,16 +178,19 @@ BUILTIN_SYSTEM_MODULES = (
     "lexir.retrieval.cascade",
     "lexir.retrieval.structured",
     "lexir.retrieval.evidence",
-    "lexir.retrieval.recommended",
-    "lexir.learning.systems",
-    "lexir.llm.systems",
-)
+]
+
+
+def add_system_modules(*modules: str) -> None:
+    """Registers ``modules`` (dotted names) as ones whose import registers systems; imported on
+    the first :func:`get_system` or :func:`system_names`."""
+    SYSTEM_MODULES.extend(m for m in modules if m not in SYSTEM_MODULES)
 
 
 def _load_builtin_systems() -> None:
     import importlib
 
-    for module in BUILTIN_SYSTEM_MODULES:
+    for module in tuple(SYSTEM_MODULES):
         if module in sys.modules:
             continue
         try:

@@ -35,7 +35,7 @@ from scipy import sparse
 
 from lexir.datasets.folds import kfold_ids
 from lexir.learning.model import Model, TrainingQuestion
-from lexir.retrieval.base import Retriever
+from lexir.retrieval.base import Retriever, top_scores
 from lexir.retrieval.bm25 import BM25Retriever, make_analyzer
 from lexir.types import Corpus, Document, Qrels, Query, Run
 
@@ -286,7 +286,7 @@ class QuestionAugmented(Retriever):
                 joint, field, votes = ev.matrices(chunk, [w.k] if w.neighbours else [], joint=bool(w.joint))
                 scores = combine(base, joint, field, votes.get(w.k, field), ev.prior, w)
             for i, q in enumerate(chunk):
-                run[q.id] = dict(_top(scores[i], self.doc_ids, k))
+                run[q.id] = dict(top_scores(scores[i], self.doc_ids, k))
             if progress:
                 progress(len(chunk))
         return run
@@ -297,15 +297,6 @@ class QuestionAugmented(Retriever):
 
 def provision_lengths(corpus: Corpus) -> np.ndarray:
     return np.log1p(np.array([len(d.text.split()) for d in corpus], dtype=np.float32))
-
-
-def _top(row: np.ndarray, doc_ids: Sequence[str], k: int) -> list[tuple[str, float]]:
-    k = min(k, len(row))
-    if k <= 0:
-        return []
-    best = np.argpartition(-row, k - 1)[:k]
-    best = best[np.lexsort((best, -row[best]))]
-    return [(doc_ids[i], float(row[i])) for i in best if row[i] > 0]
 
 
 # -- training ---------------------------------------------------------------------------------

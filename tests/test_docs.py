@@ -2,7 +2,7 @@
 
 Every ```python block of README.md and docs/*.md runs in a fresh interpreter; every cheap ``lexir``
 command of a ```bash block (on the shipped demo, ``systems``, ``cite`` from a pipe, ``fuse`` /
-``eval`` of run files written before it in the same block) runs through the CLI and must exit 0;
+``eval`` of run files and ``graph neighbours`` of a graph written before it in the same block) runs through the CLI and must exit 0;
 a ```text block after ``<!-- output -->`` holds figures the block before it prints, checked in order.
 A block after ``<!-- not-run: REASON -->`` is skipped (with its reason)."""
 
@@ -97,7 +97,8 @@ def check_figures(expected: str, printed: str, where: str) -> None:
 
 def run_python(block: Block, cwd: Path) -> str:
     """The block in a fresh interpreter; its stdout. Fails with the block's place and error."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    path = [str(REPO / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     done = subprocess.run([sys.executable, "-c", block.text], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, f"{block.where}: the python block failed:\n{done.stderr[-3000:]}"
@@ -138,6 +139,8 @@ def cheap(args: list[str], feed: str | None, cwd: Path) -> bool:
     verb = args[0]
     if verb == "systems":
         return True
+    if verb == "graph" and args[1:2] == ["neighbours"]:
+        return len(args) > 2 and (cwd / args[2]).is_dir()  # a graph an earlier command built
     if verb == "cite":
         return feed is not None and feed.split()[0] in ("echo", "printf")
     if verb in ("fuse", "eval"):

@@ -106,7 +106,7 @@ def test_refex_f1(data_dir):
     for d in docs:
         _check_spans(d.text, found[d.id])
     # measured (session 3): paragraph F1 0.904, absatz F1 0.858 on all 7 (benchmarks/bench_citations.py
-    # --errors lists every error); what is left is the gold's, see the README's Citations section
+    # --errors lists every error); what is left is the gold's, see docs/citations.md
     # (0.908 / 0.864 before session 3: it now reads two citations the gold misreads or omits)
     assert score_citations(found, docs, "paragraph")["f1"] >= 0.90
     assert score_citations(found, docs, "absatz")["f1"] >= 0.855

@@ -1,7 +1,7 @@
 """The web page in a real browser: Debian's Chromium driven by Playwright, against ``lexir serve``.
 
 Skipped (not failed) where Playwright or a Chromium binary is missing. Set
-``LEXIR_SCREENSHOT_DIR=docs`` to keep the screenshots (the README shows one).
+``LEXIR_SCREENSHOT_DIR=docs`` to keep the screenshots (docs/service.md shows one).
 """
 
 from __future__ import annotations

@@ -228,10 +228,6 @@ LAYERS = [
     {"cli"},
     {"lexir"},
 ]
-# The one known upward edge left (a package cycle), issue #20 item 5: citations/german.py's
-# act-table builders read the German laws through structure.german, while structure/graph.py
-# finds citations.
-KNOWN_CYCLE = {("citations/german.py", "structure")}
 
 
 def _lexir_module(name, root):
@@ -306,7 +302,7 @@ def test_layers_point_down():
 
     found, unplaced = _upward_edges(Path(lexir.__file__).parent)
     assert not unplaced, f"packages with no layer in LAYERS: {sorted(unplaced)}"
-    assert not [edge for edge in found if edge not in KNOWN_CYCLE], found
+    assert not found, found
 
 
 def test_layer_check_sees_imports_by_name(tmp_path):

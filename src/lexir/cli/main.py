@@ -447,7 +447,7 @@ def experiment(config: Path, data_dir: Path = DataDir,
 def cite(
     file: Path = typer.Argument(None, help="Text file to read (default: standard input)"),
     lang: str = typer.Option("pl", "--lang", help="Citation language: de | pl | el"),
-    default_act: str = typer.Option(None, "--default-act", help="Act of bare references (German, Greek)"),
+    default_act: str = typer.Option(None, "--default-act", help="Act of references that name none"),
     all_kinds: bool = typer.Option(False, "--all-kinds", help="German: also contract and by-law clauses, "
                                    "collection entries and commentary notes (field kind)"),
 ):
@@ -464,8 +464,8 @@ def cite(
             text = file.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
             raise CLIError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    options: dict = {"default_act": default_act} if default_act and lang != "pl" else {}
-    if all_kinds and lang == "de":
+    options: dict = {"default_act": default_act} if default_act else {}
+    if all_kinds:
         options["kinds"] = None
     for line in cite_lines(text, lang, **options):
         print(line)

@@ -70,12 +70,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     contexts = args.contexts or ["none", "bm25", "oracle"]
 
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
     from lexir.evaluation.answers import to_markdown
     from lexir.llm.answer import evaluate_answers, write_answer_files
     from lexir.llm.client import LLMClient, LLMConfig
 
-    bench = registry.load(args.dataset)
+    bench = open_data(args.dataset)
     queries = bench.queries.split(args.split)
     server = None
     if args.overlap_reader:

@@ -78,9 +78,9 @@ class Workload:
 
 
 def load_pl_codes(n_queries: int | None) -> Workload:
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
 
-    bench = registry.load("pl-exams")
+    bench = open_data("pl-exams")
     queries = [(q.id, q.text) for q in bench.queries.queries]
     total = len(queries)
     if n_queries is not None:

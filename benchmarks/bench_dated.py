@@ -133,12 +133,12 @@ def estimate(args) -> dict:
     (what the cache counts) and the growth of RSS."""
     import gc
 
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
     from lexir.service.state import ServiceState, Settings
 
     state = ServiceState(Settings(data_dir=args.data_dir))
     state.add(NAME)
-    history = registry.load(NAME, args.data_dir)
+    history = open_data(NAME, data_dir=args.data_dir)
     gc.collect()
     base = rss_mb(os.getpid())
     rows = []

@@ -193,13 +193,14 @@ def main() -> None:
     args.encoders = [e.strip() for e in args.encoders.split(",") if e.strip()]
     args.quality = [q.strip() for q in args.quality.split(",") if q.strip()]
 
+    from lexir.datasets import open as open_data
     from lexir.datasets import registry
     from lexir.encoders import chunk_words
     from lexir.io.paths import cache_dir
 
     result: dict = {"cache": str(cache_dir())}
     if not args.no_speed:
-        corpus = registry.load("pl-codes")
+        corpus = open_data("pl-codes")
         docs = random.Random(args.seed).sample(list(corpus), min(args.pl, len(corpus)))
         pl = [c for d in docs for c in chunk_words(d.text, 200, 50)]
         texts = {"pl": pl, "de": german_paragraphs(registry.resolve_data_dir(), args.de, args.seed)}

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 from lexir.analysis import Analyzer, AnalyzerConfig
-from lexir.datasets import registry
+from lexir.datasets import open as open_data
 from lexir.io.generations import current
 from lexir.retrieval.bm25 import BM25Retriever
 from lexir.retrieval.incremental import IncrementalBM25
@@ -106,7 +106,7 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    history, load_s = timed(lambda: registry.load("de-gesetze-history", args.data_dir))
+    history, load_s = timed(lambda: open_data("de-gesetze-history", data_dir=args.data_dir))
     print(f"history loaded in {load_s:.1f}s: {history.stats()}")
     analyzer = Analyzer(AnalyzerConfig(language="de", mode="raw", stopwords=True))
     rows, ok = [], True

@@ -20,9 +20,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from lexir.datasets import registry
-from lexir.pipeline import build_retriever
+from lexir.datasets import open as open_data
 from lexir.retrieval import evidence
+from lexir.retrieval.build import build_retriever
 from lexir.retrieval.dense import DenseRetriever
 
 
@@ -69,7 +69,7 @@ def main() -> None:
     print("|---|---|---|---:|---:|---:|---:|---:|---:|")
     for entry in args.datasets.split(","):
         name, _, split = entry.partition(":")
-        bench = registry.load(name)
+        bench = open_data(name)
         queries = bench.queries.split(split or None).queries
         for system in args.systems.split(","):
             start = time.perf_counter()

@@ -37,9 +37,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 def queries_for(corpus_name: str, corpus, n: int = 300) -> list[str]:
     if corpus_name == "pl-codes":
-        from lexir.datasets import registry
+        from lexir.datasets import open as open_data
 
-        bench = registry.load("pl-exams")
+        bench = open_data("pl-exams")
         return [q.text for q in bench.queries.split("tune").queries][:n]
     titles = sorted({d.title for d in corpus.documents if d.title and len(d.title) > 8
                      and "weggefallen" not in d.title})

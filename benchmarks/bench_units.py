@@ -89,13 +89,13 @@ def main(argv=None) -> dict:
     parser.add_argument("--output", type=Path, default=Path(__file__).resolve().parent / "results" / "units.json")
     args = parser.parse_args(argv)
 
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
     from lexir.retrieval.bm25 import BM25Retriever
     from lexir.retrieval.structured import build_chunk_retriever
 
     out: dict = {"level": args.level, "load_at_start": load_note()}
     clock = Clock()
-    corpus = clock(lambda: registry.load("de-gesetze"))
+    corpus = clock(lambda: open_data("de-gesetze"))
     out["load_corpus_s"] = {"wall": clock.wall[-1], "cpu": clock.cpu[-1]}
     out["articles"] = len(corpus)
     queries = short_queries(corpus, args.queries, args.seed)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from lexir.datasets import registry
+from lexir.datasets import open as open_data
 from lexir.evaluation import Measure, evaluate
 from lexir.retrieval.bm25 import BM25Retriever, make_analyzer
 
@@ -61,7 +61,7 @@ def main() -> None:
     args = ap.parse_args()
     for entry in args.datasets.split(","):
         name, _, split = entry.partition(":")
-        sweep(registry.load(name), split or None, args.modes.split(","),
+        sweep(open_data(name), split or None, args.modes.split(","),
               [s == "true" for s in args.stopwords.split(",")],
               [float(x) for x in args.k1.split(",")], [float(x) for x in args.b.split(",")], sys.stdout)
 

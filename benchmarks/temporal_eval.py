@@ -32,7 +32,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from lexir.analysis import Analyzer, AnalyzerConfig
-from lexir.datasets import registry
+from lexir.datasets import open as open_data
 from lexir.evaluation import evaluate
 from lexir.retrieval.incremental import IncrementalBM25
 from lexir.structure.history import HistoryError
@@ -89,7 +89,7 @@ def main() -> int:
     ap.add_argument("--sample-2018", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    history = registry.load("de-gesetze-history", args.data_dir)
+    history = open_data("de-gesetze-history", data_dir=args.data_dir)
     queries, qrels = build_queries(history, args.sample_2018, args.seed)
     print(f"{len(queries)} queries over {len({q.meta['date'] for q in queries})} dates")
     analyzer = Analyzer(AnalyzerConfig(language="de", mode="raw", stopwords=True))

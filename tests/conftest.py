@@ -24,9 +24,9 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
 @pytest.fixture(scope="session")
 def demo_bench():
     """The demo dataset shipped inside the package (Kodeks karny + its exam questions)."""
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
 
-    return registry.load("demo")
+    return open_data("demo")
 
 
 @pytest.fixture(scope="session")

@@ -206,9 +206,9 @@ def test_cli_answer_eval_errors_are_one_clear_line(tmp_path, monkeypatch):
 
 
 def test_orycore_questions_carry_their_options_and_correct_answer(data_dir):
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
 
-    bench = registry.load("pl-orycore-sample", data_dir)
+    bench = open_data("pl-orycore-sample", data_dir=data_dir)
     questions = questions_from(bench.queries)
     raw = json.loads((data_dir / "pl" / "orycore" / "exam-adw-2024-sample.json").read_text(encoding="utf-8"))
     by_id = {str(item["id"]): item for item in raw["questions"]}

@@ -113,17 +113,21 @@ def start_child(work, env: dict | None = None) -> int:
 def cli_update(corpora, folder, day=None, extra=()):
     """``lexir index update FOLDER --as-of DAY`` (default: the next date, see :func:`other`), with the
     dataset loader answering from ``corpora``; returns its exit code and output."""
-    import lexir.datasets.generic as generic
-    from lexir.datasets.generic import split_as_of
+    import lexir.datasets as datasets
 
     if day is None:
         day = other(load_index(folder).source["as_of"])
-    loader = generic.load_corpus
-    generic.load_corpus = lambda spec, language=None, data_dir=None: corpora[split_as_of(spec)[1]]
+    loader = datasets.open
+
+    def answer(spec, **kw):  # a dated spec from corpora; anything else (the undated history) as before
+        dated = datasets.split_dated(spec)[1]
+        return corpora[dated] if dated else loader(spec, **kw)
+
+    datasets.open = answer
     try:
         result = CliRunner().invoke(app, ["index", "update", str(folder), "--as-of", day, *extra])
     finally:
-        generic.load_corpus = loader
+        datasets.open = loader
     return result.exit_code, result.output
 
 

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from lexir.analysis import Analyzer
-from lexir.pipeline import build_retriever
 from lexir.retrieval.base import get_system, parse_params, system_names
 from lexir.retrieval.bm25 import BM25Retriever
+from lexir.retrieval.build import build_retriever
 from lexir.types import Corpus, Document
 
 TINY = Corpus("tiny", [
@@ -195,12 +195,12 @@ def test_lexir_kernel_gives_bm25s_hits_in_bm25s_order(demo_bench, monkeypatch, t
 def test_lexir_kernel_skips_untouched_blocks_exactly(data_dir, monkeypatch, k):
     """Short queries over the five Polish codes touch few of the 68 blocks of 64 articles: the
     block scan skips the rest, and the hits must still be bm25s's, in bm25s's order."""
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
     from lexir.retrieval import bm25 as module
     from lexir.retrieval import bm25_kernel
     from lexir.types import Query
 
-    corpus = registry.load("pl-codes", data_dir)
+    corpus = open_data("pl-codes", data_dir=data_dir)
     retriever = BM25Retriever(Analyzer.create("pl", "raw")).index(corpus)
     # Keyword queries: each sampled article's two longest words.
     queries = [Query(d.id, " ".join(sorted(d.text.split(), key=len)[-2:])) for d in list(corpus)[::7]]
@@ -257,10 +257,10 @@ def _real_texts(data_dir, language: str) -> list[str]:
     law (OCR text: hyphenated line breaks, accents, final sigma), paragraphs of German decisions."""
     import json
 
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
 
     if language == "pl":
-        return [q.text for q in registry.load("pl-exams", data_dir).queries.queries]
+        return [q.text for q in open_data("pl-exams", data_dir=data_dir).queries.queries]
     if language == "el":
         law = json.loads((data_dir / "el" / "law-2472-1997.json").read_text(encoding="utf-8"))
         return [p["content"] for p in law["provisions"]]

@@ -149,7 +149,7 @@ def test_short_titles_are_learnt_from_bgbl_references(data_dir, tmp_path):
     other by short title and BGBl. reference, which is the Neufassung in KredWG's own header."""
     import tarfile
 
-    from lexir.citations.german import mine_short_titles
+    from lexir.structure.german_act_table import mine_short_titles
 
     members = ["./k/kredwg/index.md", "./b/bafinbefugv/index.md", "./k/kwgvermv/index.md"]
     mini = tmp_path / "mini.tar.gz"

@@ -226,6 +226,31 @@ def test_unknown_act_stays_unresolved():
 def test_no_act_written():
     (found,) = find_citations("Przepis art. 5 § 2 stosuje się odpowiednio.")
     assert (found.act, found.act_raw, found.id, found.article) == (None, "", None, "5")
+    (found,) = find_citations("Przepis art. 5 § 2 stosuje się odpowiednio.", default_act="kk")
+    assert (found.act, found.id, found.resolved_from) == ("kk", "kk::5", "default")
+    named = find_citations("art. 5 k.c. i art. 7", default_act="kk")  # an act written wins; a bare group: the default
+    assert [(c.id, c.resolved_from) for c in named] == [("kc::5", "explicit"), ("kk::7", "default")]
+
+
+def test_every_language_finder_has_one_signature():
+    """find_citations(text, known, default_act, *, kinds) means the same in every language, so the
+    one entry point passes its arguments through unchanged (no per-language renaming)."""
+    import inspect
+
+    from lexir.citations import LANGUAGES
+    from lexir.citations import find_citations as find_any
+    from lexir.citations.extract import _finder
+
+    shared = ["text", "known", "default_act", "kinds"]
+    for lang in LANGUAGES:
+        params = inspect.signature(_finder(lang)).parameters
+        assert [p for p in params if p in shared] == shared, (lang, list(params))
+        assert params["kinds"].kind is inspect.Parameter.KEYWORD_ONLY
+    texts = {"pl": "art. 5 § 2", "de": "§ 823 Abs. 1", "el": "άρθρο 5"}
+    for lang, text in texts.items():
+        (bare,) = find_any(text, lang, known={}, kinds=None)
+        (dated,) = find_any(text, lang, known={}, default_act="X", kinds=None)
+        assert bare.act is None and (dated.act, dated.resolved_from) == ("X", "default"), lang
 
 
 # ---------------------------------------------------------------------------
@@ -342,5 +367,5 @@ def test_kks_embedded_article_is_split_and_missing_one_reported(data_dir, caplog
         corpus = load_codes({"kks": path})
     assert "kks::106ł" in corpus and "kks::106l" in corpus and "kks::53" not in corpus
     assert any("kks.json" in r.getMessage() and " 53" in r.getMessage() for r in caplog.records)
-    (cite,) = find_citations("art. 106ł § 1 k.k.s.", known_articles={"kks": {d.id.split("::")[1] for d in corpus}})
+    (cite,) = find_citations("art. 106ł § 1 k.k.s.", known={"kks": {d.id.split("::")[1] for d in corpus}})
     assert cite.id == "kks::106ł"

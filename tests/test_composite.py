@@ -2,9 +2,10 @@
 
 import pytest
 
-from lexir.datasets import registry
+from lexir.api import retrieve
+from lexir.datasets import open as open_data
 from lexir.evaluation import Measure, evaluate
-from lexir.pipeline import build_retriever, retrieve
+from lexir.retrieval.build import build_retriever
 from lexir.retrieval.feedback import FeedbackBM25, rm3_expansion, tfidf_expansion
 from lexir.retrieval.fusion import combsum, normalise, rrf, weighted_rrf
 from lexir.retrieval.spec import Spec, expand_names, parse_spec, parse_spec_list
@@ -84,9 +85,9 @@ def test_feedback_expands_the_query(demo_bench):
 
 
 def test_cascade_keeps_only_the_top_acts(data_dir):
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
 
-    corpus = registry.load("pl-codes", data_dir)
+    corpus = open_data("pl-codes", data_dir=data_dir)
     text = "Kto zabija człowieka, podlega karze pozbawienia wolności"
     one = build_retriever(corpus, "cascade", {"acts": 1}).search(text, 50)
     assert {doc.split("::")[0] for doc, _ in one} == {"kk"}
@@ -117,7 +118,7 @@ def test_controls(demo_bench):
 def test_oracle_act_keeps_to_each_querys_gold_act():
     # On all five codes, so that "the right act" is a real restriction: each query's articles
     # must come from the act of its own gold article, and the acts differ between queries.
-    bench = registry.load("pl-exams")
+    bench = open_data("pl-exams")
     qs = bench.queries.split("tune")
     picked = {}
     for q in qs.queries:

@@ -3,14 +3,14 @@ import shutil
 
 import pytest
 
-from lexir.datasets import DatasetError, registry
-from lexir.datasets.generic import load_corpus, load_queries
+from lexir.datasets import DatasetError, load_queries, registry
+from lexir.datasets import open as open_data
 from lexir.datasets.polish import load_orycore_exam, load_polishlawllm_exams
 from lexir.io import FormatError
 
 
 def test_pl_codes_are_cleaned_and_split(data_dir):
-    corpus = registry.load("pl-codes", data_dir)
+    corpus = open_data("pl-codes", data_dir=data_dir)
     assert len(corpus) == 4318 and corpus.act_ids() == ["kc", "kk", "kks", "kpa", "kpc"]
     assert "kc::22^1" in corpus and "kc::4^1" not in corpus
     text = corpus["kk::4"].text
@@ -22,7 +22,7 @@ def test_pl_codes_are_cleaned_and_split(data_dir):
 
 
 def test_pl_exams_gold_drops_and_splits(data_dir):
-    bench = registry.load("pl-exams", data_dir)
+    bench = open_data("pl-exams", data_dir=data_dir)
     qs = bench.queries
     assert len(qs) + len(qs.dropped) == 2166
     reasons = {r for _, r, _ in qs.dropped}
@@ -41,7 +41,7 @@ def test_pl_exams_gold_drops_and_splits(data_dir):
 
 
 def test_orycore_uses_structured_gold_first(data_dir, tmp_path):
-    corpus = registry.load("pl-codes", data_dir)
+    corpus = open_data("pl-codes", data_dir=data_dir)
     sample = data_dir / "pl" / "orycore" / "exam-adw-2024-sample.json"
     qs = load_orycore_exam(sample, corpus)
     assert qs.qrels["1"] == {"kk::7": 1} and qs.qrels["2"] == {"kk::18": 1}
@@ -63,7 +63,7 @@ def test_orycore_uses_structured_gold_first(data_dir, tmp_path):
 
 
 def test_malformed_exam_file_names_file_line_and_field(data_dir, tmp_path):
-    corpus = registry.load("pl-codes", data_dir)
+    corpus = open_data("pl-codes", data_dir=data_dir)
     path = tmp_path / "exams.jsonl"
     good = (data_dir / "pl" / "exams_2012_2023.jsonl").read_text(encoding="utf-8").splitlines()[0]
     path.write_text(good + "\n" + good.replace('"question"', '"pytanie"') + "\n", encoding="utf-8")
@@ -82,7 +82,7 @@ def test_unknown_dataset_lists_registered_names():
 def test_missing_and_corrupt_files_are_reported_with_provenance(data_dir, tmp_path):
     with pytest.raises(DatasetError, match=r"pl/codes/kc.json is missing: expected at .*kc.json; obtain it from "
                                            r"github.com/PiotrTyrakowski/PolishLawLLM-Benchmark \(commit 52d35ed"):
-        registry.get("pl-codes").load(tmp_path / "empty")
+        open_data("pl-codes", data_dir=tmp_path / "empty")
     copy = tmp_path / "copy"
     shutil.copytree(data_dir / "pl", copy / "pl")
     (copy / "pl" / "codes" / "kk.json").chmod(0o644)
@@ -109,15 +109,53 @@ def test_data_dir_resolution_order(tmp_path, monkeypatch):
 
 def test_corpus_and_queries_from_paths(data_dir, tmp_path):
     messages = []
-    corpus = load_corpus(str(data_dir / "pl" / "codes" / "kk.json"), notify=messages.append)
+    corpus = open_data(data_dir / "pl" / "codes" / "kk.json", notify=messages.append)
     assert corpus.language == "pl" and "detected language 'pl'" in messages[0]
     assert len(corpus) == 458 and "kk::16" in corpus
     qs = load_queries(data_dir / "pl" / "exams_2012_2023.jsonl", "polishlawllm", corpus)
     assert len(qs) == 119 and {r for _, r, _ in qs.dropped} >= {"act not in corpus"}
     jsonl = tmp_path / "corpus.jsonl"
     jsonl.write_text('{"_id": "x::1", "text": "Wer einen anderen Menschen tötet, wird bestraft."}\n', encoding="utf-8")
-    assert load_corpus(str(jsonl), language="de").language == "de"
+    assert open_data(jsonl, language="de").language == "de"
     with pytest.raises(ValueError, match="unknown query format 'csv'; valid: polishlawllm, orycore, beir, trec"):
         load_queries(jsonl, "csv", corpus)
     with pytest.raises(FormatError, match="no such file"):
-        load_corpus(str(tmp_path / "nothing.jsonl"))
+        open_data(tmp_path / "nothing.jsonl")
+
+
+def test_open_takes_a_name_a_path_or_a_dated_name_and_says_what_is_wrong(data_dir, tmp_path):
+    """datasets.open, the one door: a registered name (its content; want= its corpus or its
+    benchmark), a path (a BEIR folder gives a benchmark, want="corpus" only the corpus), a language
+    override of either, and a clear error for each bad spec."""
+    bench = open_data("pl-exams", data_dir=data_dir)
+    assert len(bench.queries) > 1000 and bench.corpus.language == "pl"
+    corpus = open_data("pl-exams", data_dir=data_dir, want="corpus", language="de")
+    assert corpus.language == "de" and len(corpus) == len(bench.corpus)
+    assert open_data("pl-codes", data_dir=data_dir, want="corpus").fingerprint == bench.corpus.fingerprint
+    with pytest.raises(DatasetError, match=r"dataset 'pl-codes' has no queries; datasets with queries: .*pl-exams"):
+        open_data("pl-codes", data_dir=data_dir, want="queries")
+
+    folder = tmp_path / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text('{"_id": "x::1", "text": "Wer einen anderen Menschen tötet, wird '
+                                         'bestraft."}\n{"_id": "x::2", "text": "Der Käufer zahlt den Kaufpreis."}\n',
+                                         encoding="utf-8")
+    (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "Totschlag"}\n', encoding="utf-8")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tx::1\t1\n", encoding="utf-8")
+    from_path = open_data(folder, language="de")
+    assert from_path.queries.split("test").qrels == {"q1": {"x::1": 1}} and from_path.corpus.language == "de"
+    assert open_data(str(folder), language="de", want="corpus").name == "beir"
+    (folder / "queries.jsonl").unlink()
+    with pytest.raises(FormatError, match="no queries.jsonl beside the corpus"):
+        open_data(folder, language="de", want="queries")
+
+    with pytest.raises(DatasetError, match=r"unknown dataset 'pl-exam'; registered: .*pl-exams"):
+        open_data("pl-exam")
+    with pytest.raises(DatasetError, match=r"'pl-exams@2013-13-01': the date after @ must be a day"):
+        open_data("pl-exams@2013-13-01")
+    with pytest.raises(DatasetError, match=r"dataset 'pl-exams' has no history.*de-gesetze-history"):
+        open_data("pl-exams@2013-01-01", data_dir=data_dir)
+    with pytest.raises(DatasetError, match=r"unknown dataset 'nope'"):
+        open_data("nope@2013-01-01")
+    with pytest.raises(ValueError, match="want='docs'"):
+        open_data("pl-exams", want="docs")

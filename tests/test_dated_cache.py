@@ -21,9 +21,9 @@ QUERY = "Beschneidung des nicht einsichts- und urteilsfähigen männlichen Kinde
 
 @pytest.fixture(scope="module")
 def history(data_dir):
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
 
-    return registry.load(NAME, data_dir)
+    return open_data(NAME, data_dir=data_dir)
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lexir.datasets import registry
-from lexir.datasets.generic import load_corpus
+from lexir.datasets import open as open_data
 from lexir.io.generations import current
 from lexir.retrieval.build import build_retriever
 from lexir.types import Corpus, Document
@@ -36,10 +35,10 @@ def _folder_corpus(tmp_path):
 
 def test_language_change_gets_its_own_index(tmp_path, cache):
     folder = _folder_corpus(tmp_path)
-    english = load_corpus(str(folder), language="en")
+    english = open_data(folder, language="en")
     first = build_retriever(english, "bm25", {"mode": "stem"})
     assert first.analyzer.config.language == "en"
-    greek = load_corpus(str(folder), language="el")
+    greek = open_data(folder, language="el")
     assert english.language == "en"  # loading it again as Greek changed nothing of the first
     second = build_retriever(greek, "bm25", {"mode": "stem"})
     assert second.analyzer.config.language == "el"
@@ -55,7 +54,7 @@ def test_changed_analysis_code_gets_its_own_index(tmp_path, cache, monkeypatch):
     from lexir.io.paths import code_digest
     from lexir.retrieval import build
 
-    corpus = load_corpus(str(_folder_corpus(tmp_path)), language="en")
+    corpus = open_data(_folder_corpus(tmp_path), language="en")
     build_retriever(corpus, "bm25", {"mode": "stem"})
     build_retriever(corpus, "bm25", {"mode": "stem"})  # read back: still one entry
     assert len(list((cache / "indexes").iterdir())) == 1
@@ -78,13 +77,13 @@ def test_with_language_is_a_copy():
 
 
 def test_registry_hands_out_independent_objects():
-    first = registry.load("demo")
-    second = registry.load("demo")
+    first = open_data("demo")
+    second = open_data("demo")
     assert first is not second and first.corpus is not second.corpus
     first.queries.qrels.clear()
     assert second.queries.qrels, "clearing one caller's judgements reached another caller"
-    renamed = load_corpus("demo", language="de")
-    assert renamed.language == "de" and registry.load("demo").corpus.language == "pl"
+    renamed = open_data("demo", language="de", want="corpus")
+    assert renamed.language == "de" and open_data("demo").corpus.language == "pl"
 
 
 def test_damaged_cache_entry_is_rebuilt(tmp_path, cache):
@@ -217,21 +216,17 @@ def test_feedback_and_cascade_take_a_bm25_spec(cache):
 LAYERS = [
     {"types", "_version"},
     {"io"},
-    {"analysis", "citations", "evaluation", "encoders", "stats"},
+    {"analysis", "citations", "evaluation", "encoders", "dataset_stats"},
     {"structure"},  # structure/graph.py finds citations
     {"datasets"},
     {"retrieval"},
-    {"llm", "learning", "pipeline", "tuning"},
+    {"llm", "learning", "tuning"},
     {"systems"},
     {"api", "experiment", "service", "demo"},
     {"distributed", "integrations"},
     {"cli"},
     {"lexir"},
 ]
-# The one known upward edge left (a package cycle), issue #20 item 5: citations/german.py's
-# act-table builders read the German laws through structure.german, while structure/graph.py
-# finds citations.
-KNOWN_CYCLE = {("citations/german.py", "structure")}
 
 
 def _lexir_module(name, root):
@@ -306,7 +301,7 @@ def test_layers_point_down():
 
     found, unplaced = _upward_edges(Path(lexir.__file__).parent)
     assert not unplaced, f"packages with no layer in LAYERS: {sorted(unplaced)}"
-    assert not [edge for edge in found if edge not in KNOWN_CYCLE], found
+    assert not found, found
 
 
 def test_layer_check_sees_imports_by_name(tmp_path):
@@ -353,7 +348,7 @@ def test_the_catalogue_holds_every_layers_systems():
 def _beir_from_demo(folder):
     from lexir.io import write_beir
 
-    bench = registry.load("demo")
+    bench = open_data("demo")
     queries = bench.queries.queries
     write_beir(folder, list(bench.corpus.documents), queries[:80],
                {q.id: bench.queries.qrels[q.id] for q in queries[:80]}, split="test")

@@ -228,11 +228,11 @@ def test_code_digest_follows_the_finder_tables(tmp_path):
 def test_cached_graph_is_rebuilt_when_the_code_changes(tmp_path, monkeypatch):
     """A graph cached by older finder code is not served: the new code builds its own, and the old
     entry of the same corpus is removed."""
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
     from lexir.structure import graph as graph_module
 
     monkeypatch.setenv("LEXIR_CACHE", str(tmp_path / "cache"))
-    corpus = registry.load("demo").corpus
+    corpus = open_data("demo").corpus
     first = graph_module.cached_graph(corpus)
     old_folder = graph_module.graph_folder(corpus)
     assert (old_folder / "graph.json").is_file()

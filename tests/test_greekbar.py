@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from lexir.datasets import registry
+from lexir.dataset_stats import stats
+from lexir.datasets import open as open_data
 from lexir.datasets.greekbar import load_greekbar
 from lexir.datasets.registry import DatasetError
 from lexir.experiment import Experiment, run_experiment
-from lexir.stats import stats
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -115,7 +115,7 @@ def test_parquet_and_jsonl_copies_load_alike(tmp_path):
 
 def test_registered_under_the_data_dir_with_stats_per_area(tmp_path):
     write_jsonl(tmp_path / "el" / "greekbar")
-    bench = registry.load("greekbar", tmp_path)
+    bench = open_data("greekbar", data_dir=tmp_path)
     result = stats(bench)
     kept = [r for r in RECORDS if any(d in bench.corpus for d in r["gold"])]
     want = {}
@@ -130,7 +130,7 @@ def test_registered_under_the_data_dir_with_stats_per_area(tmp_path):
 
 def test_missing_copy_says_what_to_download_and_where(tmp_path):
     with pytest.raises(DatasetError) as err:
-        registry.load("greekbar", tmp_path)
+        open_data("greekbar", data_dir=tmp_path)
     message = str(err.value)
     assert str(tmp_path / "el" / "greekbar") in message and "revision v2.0" in message
     assert all(f"{s}/" in message for s in ("corpus", "queries", "qrels", "greekbarbench"))

@@ -122,22 +122,27 @@ def test_versions_tsv_errors_name_file_and_line(tmp_path):
 
 @pytest.mark.slow
 def test_registered_dataset_has_all_laws(data_dir):
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
 
-    history = registry.load("de-gesetze-history", data_dir)
+    history = open_data("de-gesetze-history", data_dir=data_dir)
     stats = history.stats()
     assert stats["laws"] == 36 and stats["dates"] == 14 and history.parse_errors == ()
     assert history.version("GG::93", "2012-08-06").valid_from == "2012-08-06"  # Art. 93 GG amended
 
 
 def test_dataset_names_take_a_date_and_experiments_an_as_of(tmp_path):
-    from lexir.datasets.generic import split_as_of, with_as_of
+    from lexir.datasets import DatasetError, split_dated, with_as_of
     from lexir.experiment import Experiment, ExperimentError
 
-    assert split_as_of("de-gesetze-history@2013-06-01") == ("de-gesetze-history", "2013-06-01")
-    assert split_as_of("pl-exams") == ("pl-exams", None)
+    assert split_dated("de-gesetze-history@2013-06-01") == ("de-gesetze-history", "2013-06-01")
+    assert split_dated("pl-exams") == ("pl-exams", None)
     assert with_as_of("x", "2013-06-01") == "x@2013-06-01" and with_as_of("x", None) == "x"
-    with pytest.raises(ValueError, match="already names a date"):
+    for bad in ("x@2013-13-01", "x@June", "x@", "@2013-06-01"):
+        with pytest.raises(DatasetError, match=f"'{bad}'"):
+            split_dated(bad)
+    with pytest.raises(DatasetError, match="'x@2013-02-30'"):
+        with_as_of("x", "2013-02-30")
+    with pytest.raises(DatasetError, match="already names a date"):
         with_as_of("x@2013-06-01", "2014-01-01")
     raw = {"datasets": [{"name": "de-gesetze-history", "as_of": "2013-06-01"}], "systems": ["bm25"]}
     assert Experiment.from_dict(raw, tmp_path / "e.yaml").datasets == [("de-gesetze-history@2013-06-01", None)]

@@ -77,3 +77,18 @@ def test_as_of_filters_before_ranking(data_dir, tmp_path):
     assert "BGB::1631d" not in {h["id"] for h in json.loads(early.output)["hits"]}
     noh = invoke("search", "pl-codes", "kara", "--as-of", "2013-01-01", "--data-dir", data_dir)
     assert noh.exit_code != 0 and "has no history" in noh.output
+
+
+def test_open_a_dated_name_is_the_history_as_of_that_day(data_dir):
+    """``NAME@DATE`` through the one door (what lexir run, search, serve and lexir.load read): the
+    provisions in force that day, the same corpus as the history's own ``as_of``; a language override
+    reaches it; a day before the first version is a clear error."""
+    from lexir.datasets import open as open_data
+
+    history = open_data("de-gesetze-history", data_dir=data_dir)
+    dated = open_data("de-gesetze-history@2012-12-02", data_dir=data_dir)
+    assert dated.fingerprint == history.as_of("2012-12-02").fingerprint and "BGB::1631d" not in dated
+    assert "BGB::1631d" in open_data("de-gesetze-history@2013-06-01", data_dir=data_dir, want="corpus")
+    assert open_data("de-gesetze-history@2013-06-01", data_dir=data_dir, language="en").language == "en"
+    with pytest.raises(ValueError, match="no version on 2010-01-01; the first is 2012-08-02"):
+        open_data("de-gesetze-history@2010-01-01", data_dir=data_dir)

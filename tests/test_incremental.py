@@ -114,9 +114,9 @@ def test_save_and_load_keep_scores(history, tmp_path):
 
 @pytest.mark.slow
 def test_update_walk_over_all_laws_equals_rebuilds(data_dir):
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
 
-    history = registry.load("de-gesetze-history", data_dir)
+    history = open_data("de-gesetze-history", data_dir=data_dir)
     index = fresh(history.as_of(history.first))
     for day in history.dates[1:]:
         corpus = history.as_of(day)
@@ -223,12 +223,12 @@ def test_index_update_takes_the_history_change_set_only_for_an_index_that_holds_
     from typer.testing import CliRunner
 
     from lexir.cli.main import app
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
 
     def invoke(*args):
         return CliRunner().invoke(app, [str(a) for a in [*args, "--data-dir", data_dir]])
 
-    target = registry.load("de-gesetze-history", data_dir).as_of("2013-01-11")
+    target = open_data("de-gesetze-history", data_dir=data_dir).as_of("2013-01-11")
     fast, slow, rebuilt = tmp_path / "fast", tmp_path / "slow", tmp_path / "rebuilt"
     for folder in (fast, slow):
         assert invoke("index", "de-gesetze-history", "--as-of", "2012-12-02", "-o", folder).exit_code == 0

@@ -4,17 +4,17 @@ import pytest
 
 from lexir.analysis import all_language_defaults, language_defaults
 from lexir.analysis.defaults import parse_defaults
-from lexir.datasets import registry
+from lexir.datasets import open as open_data
 from lexir.datasets.devsets import known_item_set, sentences
-from lexir.pipeline import build_retriever
 from lexir.retrieval.base import get_system, top_scores
+from lexir.retrieval.build import build_retriever
 from lexir.retrieval.evidence import BigramAnalyzer, OptionsRetriever, PhraseBM25
 from lexir.types import Corpus, Document, Query
 
 
 @pytest.fixture(scope="module")
 def el_statutes(data_dir):
-    return registry.load("el-statutes", data_dir)
+    return open_data("el-statutes", data_dir=data_dir)
 
 
 def test_bm25_loads_the_default_mode_of_the_corpus_language(el_statutes, demo_bench):

@@ -56,9 +56,9 @@ def test_the_questions_are_not_shipped_in_the_package(lay_folder):
 
 @pytest.mark.slow
 def test_every_judgement_maps_to_the_bgb_of_de_gesetze(data_dir, lay_folder):
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
 
-    bench = registry.load("gerlayqa-dev", data_dir)
+    bench = open_data("gerlayqa-dev", data_dir=data_dir)
     assert {d.act for d in bench.corpus} == {"BGB"} and "BGB" in bench.corpus.acts
     assert len(bench.queries.queries) == 2151 and not bench.queries.dropped
     assert sum(len(g) for g in bench.queries.qrels.values()) == 3637

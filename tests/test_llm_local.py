@@ -24,9 +24,9 @@ def server(smollm2_server):
 
 @pytest.fixture(scope="module")
 def bench():
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
 
-    return registry.load("demo")
+    return open_data("demo")
 
 
 def client_for(server, cache_path, **kw):

@@ -22,9 +22,9 @@ def make_client(server, tmp_path, **kw) -> LLMClient:
 
 @pytest.fixture(scope="module")
 def bench():
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
 
-    return registry.load("demo")
+    return open_data("demo")
 
 
 @pytest.fixture(scope="module")

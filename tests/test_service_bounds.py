@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lexir.cli.main import app as cli
-from lexir.datasets.generic import load_corpus
+from lexir.datasets import open as open_data
 from lexir.retrieval.base import get_system, system_names
 from lexir.retrieval.build import build_retriever
 from lexir.types import Query
@@ -81,7 +81,7 @@ def test_lexir_systems_shows_each_range_and_the_query_time_parameters():
 
 @pytest.fixture(scope="module")
 def demo():
-    return load_corpus("demo")
+    return open_data("demo", want="corpus")
 
 
 @pytest.mark.parametrize(("system", "changes"), [

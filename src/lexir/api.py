@@ -27,27 +27,17 @@ Queries = QuerySet | Benchmark | Sequence[Query] | Mapping[str, str]
 
 def load(name_or_path: str | Path, *, language: str | None = None, data_dir: str | Path | None = None,
          notify: Callable[[str], None] | None = None) -> Any:
-    """A registered dataset by name (``pl-exams``, ``de-gesetze`` ...), or a corpus by path.
+    """A registered dataset by name (``pl-exams``, ``de-gesetze`` ...), ``NAME@DATE`` (a dataset
+    with a history as in force that day), or a corpus by path: :func:`lexir.datasets.open`.
 
     A dataset with queries, a BEIR folder, or a JSONL corpus with ``queries.jsonl`` beside it
     gives a :class:`~lexir.types.Benchmark` (``.corpus``, ``.queries``); a corpus alone gives
     a :class:`~lexir.types.Corpus`. Every call returns a new object. ``language`` overrides
     the corpus language (a path without it has its language detected).
     """
-    from lexir.analysis import normalise_language
-    from lexir.datasets.generic import is_path, load_corpus, load_dataset, path_benchmark
+    from lexir.datasets import open as open_data
 
-    spec = str(name_or_path)
-    if is_path(spec):
-        return path_benchmark(spec, language, notify) or load_corpus(spec, language, notify=notify)
-    loaded = load_dataset(spec, data_dir)  # "de-gesetze-history@2013-06-01": the corpus in force then
-    if language:
-        lang = normalise_language(language)
-        if isinstance(loaded, Benchmark):
-            return Benchmark(loaded.corpus.with_language(lang), loaded.queries)
-        if isinstance(loaded, Corpus):
-            return loaded.with_language(lang)
-    return loaded
+    return open_data(name_or_path, language=language, data_dir=data_dir, notify=notify)
 
 
 def build(corpus: Corpus | Benchmark, system: str = "bm25", *, cache: bool = True,

@@ -6,11 +6,11 @@ import time
 
 from rich.console import Console
 
-from lexir.datasets import registry
+from lexir.dataset_stats import stats
+from lexir.datasets import open as open_data
 from lexir.evaluation import Measure, compare, to_rich_table
-from lexir.pipeline import build_retriever, retrieve
 from lexir.retrieval.base import parse_params
-from lexir.stats import stats
+from lexir.retrieval.build import build_retriever
 
 DEMO_MEASURES = tuple(Measure.parse(m) for m in ("nDCG@10", "R@10", "Hit@1", "Hit@10", "MRR"))
 VARIANTS = {"raw": {"mode": "raw"}, "stem": {"mode": "stem"}, "lemma": {"mode": "lemma"}}
@@ -18,7 +18,7 @@ VARIANTS = {"raw": {"mode": "raw"}, "stem": {"mode": "stem"}, "lemma": {"mode": 
 
 def run_demo(console: Console, err: Console, system: str = "bm25", params: list[str] | None = None) -> None:
     start = time.perf_counter()
-    bench = registry.load("demo")
+    bench = open_data("demo")
     summary = stats(bench)
     console.print(f"[bold]demo[/]: {summary['corpus']['articles']} articles of the Kodeks karny, "
                   f"{summary['queries kept']} exam questions kept of {summary['questions read']} "
@@ -30,7 +30,7 @@ def run_demo(console: Console, err: Console, system: str = "bm25", params: list[
         t0 = time.perf_counter()
         retriever = build_retriever(bench.corpus, system, {**variant, **extra}, cache=False)
         t1 = time.perf_counter()
-        runs[f"{system}-{name}" if system == "bm25" else name] = retrieve(retriever, bench.queries.queries)
+        runs[f"{system}-{name}" if system == "bm25" else name] = retriever.search_many(bench.queries.queries)
         err.print(f"[dim]{system} {name}: indexed in {t1 - t0:.2f}s, "
                   f"{len(bench.queries)} queries in {time.perf_counter() - t1:.2f}s[/]")
     baseline = next(iter(runs))

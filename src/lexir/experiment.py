@@ -36,7 +36,8 @@ from typing import Any
 
 import yaml
 
-from lexir.datasets.generic import load_benchmark, with_as_of
+from lexir.datasets import DatasetError, with_as_of
+from lexir.datasets import open as open_data
 from lexir.evaluation import (
     DEFAULT_MEASURES,
     DEFAULT_TESTS,
@@ -107,7 +108,7 @@ class Experiment:
                 fail(f"datasets[{i}]", "expected a dataset name or {name, split, as_of}")
             try:  # as_of: the dataset's corpus as in force on that date (NAME@DATE)
                 name = with_as_of(str(entry["name"]), str(entry["as_of"]) if entry.get("as_of") else None)
-            except ValueError as err:
+            except DatasetError as err:
                 fail(f"datasets[{i}].as_of", str(err))
             datasets.append((name, entry.get("split")))
         if not datasets:
@@ -204,7 +205,7 @@ CellBackend = Callable[[list[Cell], Callable[[Cell, Run], None]], None]
 def compute_cell(cell: Cell, bench=None, progress: Callable[[int], None] | None = None) -> Run:
     """The run of one cell (loads the benchmark when not given: what a remote worker does)."""
     if bench is None:
-        bench = load_benchmark(cell.dataset, cell.data_dir)
+        bench = open_data(cell.dataset, data_dir=cell.data_dir, want="queries")
     queries = bench.queries.split(cell.split)
     retriever = build_retriever(bench.corpus, cell.system, dict(cell.params), qrels=queries.qrels)
     run = retriever.search_many(queries.queries, cell.depth, progress)
@@ -225,7 +226,7 @@ def run_experiment(
     missing: list[Cell] = []
     benches = {}
     for dataset, split in exp.datasets:
-        bench = load_benchmark(dataset, data_dir)
+        bench = open_data(dataset, data_dir=data_dir, want="queries")
         queries = bench.queries.split(split)
         key = f"{dataset}/{split or 'all'}"
         folder = exp.output / "runs" / key.replace("/", "__")

@@ -26,11 +26,12 @@ def _finder(lang: str) -> Callable[..., list[Citation]]:
 def find_citations(text: str, lang: str, **kw) -> list[Citation]:
     """The citations of ``text`` by the finder of ``lang`` (``de``, ``el``, ``pl``).
 
-    Keyword arguments go to that finder: ``known``/``default_act`` for German and Greek,
-    ``known_articles`` for Polish (``known`` is accepted for it too).
+    Every language's finder has one signature, ``find_citations(text, known=None,
+    default_act=None, *, kinds=("statute",))``: ``known`` maps source ids to the corpus's article
+    labels, ``default_act`` is the act of references that name none, ``kinds`` the kinds of
+    citation kept (None: all; only German finds other kinds than ``statute``). German and Greek
+    also take ``expand_ranges`` (Polish ranges always give their two ends).
     """
-    if lang == "pl" and "known" in kw:
-        kw["known_articles"] = kw.pop("known")
     return _finder(lang)(text, **kw)
 
 

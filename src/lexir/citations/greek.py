@@ -384,9 +384,13 @@ def find_citations(
     default_act: str | None = None,
     *,
     expand_ranges: bool = True,
+    kinds: Collection[str] | None = ("statute",),
 ) -> list[Citation]:
-    """All Greek statutory citations in ``text``, in order of their spans' starts."""
-    return _find(text, known, default_act, expand_ranges)
+    """All Greek statutory citations in ``text``, in order of their spans' starts (the signature of
+    every language's finder: see :func:`lexir.citations.extract.find_citations`). ``kinds``: every
+    Greek citation is a ``statute``."""
+    cites = _find(text, known, default_act, expand_ranges)
+    return cites if kinds is None else [c for c in cites if c.kind in kinds]
 
 
 def act_source(designation: str) -> str | None:

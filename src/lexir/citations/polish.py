@@ -302,7 +302,7 @@ def _above(path: dict[str, str], level: str) -> dict[str, str]:
     return {k: v for k, v in path.items() if _DEPTH[k] < _DEPTH[level]}
 
 
-def _find(text: str, known_articles: KnownArticles | None, lenient: bool) -> list[Citation]:
+def _find(text: str, known: KnownArticles | None, lenient: bool, default_act: str | None = None) -> list[Citation]:
     keyword = _ART_LENIENT if lenient else _ART
     out: list[Citation] = []
     pos = 0
@@ -322,14 +322,17 @@ def _find(text: str, known_articles: KnownArticles | None, lenient: bool) -> lis
             if text[end : end + 1].isspace() or end == len(text)
             else None
         )
-        source, act_raw = None, ""
+        source, act_raw, resolved = None, "", None
         if act:
             end, source, act_raw = act
             refs[-1].end = end
+            resolved = "explicit"
+        elif default_act:
+            source, resolved = default_act, "default"
         for ref in refs:
             article = ref.article
-            if source and known_articles is not None:
-                article = resolve_article(source, article, known_articles)
+            if source and known is not None:
+                article = resolve_article(source, article, known)
             out.append(
                 Citation(
                     start=ref.start,
@@ -340,7 +343,7 @@ def _find(text: str, known_articles: KnownArticles | None, lenient: bool) -> lis
                     article=article,
                     path=ref.path,
                     id=article_id(source, article),
-                    resolved_from="explicit" if act_raw else None,
+                    resolved_from=resolved,
                 )
             )
         pos = end
@@ -351,22 +354,27 @@ def _find(text: str, known_articles: KnownArticles | None, lenient: bool) -> lis
 # public API
 
 
-def find_citations(text: str, known_articles: KnownArticles | None = None) -> list[Citation]:
-    """All Polish statutory citations in ``text``, in order.
+def find_citations(text: str, known: KnownArticles | None = None, default_act: str | None = None, *,
+                   kinds: Collection[str] | None = ("statute",)) -> list[Citation]:
+    """All Polish statutory citations in ``text``, in order (the signature of every language's
+    finder: see :func:`lexir.citations.extract.find_citations`).
 
-    ``known_articles`` maps source ids to the article labels of the corpus; with it a
-    flattened superscript (``art. 4541 k.c.``) is read as the article that exists (454^1).
+    ``known`` maps source ids to the article labels of the corpus; with it a flattened
+    superscript (``art. 4541 k.c.``) is read as the article that exists (454^1).
+    ``default_act`` is the act of references that name none (``resolved_from="default"``);
+    without it they stay unresolved. ``kinds``: every Polish citation is a ``statute``.
     """
-    return _find(text, known_articles, lenient=False)
+    cites = _find(text, known, lenient=False, default_act=default_act)
+    return cites if kinds is None else [c for c in cites if c.kind in kinds]
 
 
-def parse_legal_basis(text: str, known_articles: KnownArticles | None = None) -> list[Citation]:
+def parse_legal_basis(text: str, known: KnownArticles | None = None) -> list[Citation]:
     """The citations of a legal-basis field (``art. 31 § 2 pkt 1 k. r. i o.``).
 
     Like :func:`find_citations`, but the string is known to be a citation, so ``a rt.``,
     ``art 5`` and a missing ``art.`` are forgiven. A string that cannot be parsed gives [].
     """
-    return _find(text, known_articles, lenient=True)
+    return _find(text, known, lenient=True)
 
 
 def resolve_article(source: str, article: str, known_articles: KnownArticles) -> str:

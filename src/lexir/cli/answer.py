@@ -38,7 +38,7 @@ def answer_eval(
     data_dir: Path = DataDir,
 ):
     """Answer exam questions with an LLM given no provisions, a system's top k, or the gold ones; score it."""
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
     from lexir.evaluation.answers import to_markdown, to_rich_tables
     from lexir.llm.answer import DEFAULT_CONDITIONS, evaluate_answers, write_answer_files
     from lexir.llm.client import BudgetExhausted, LLMError
@@ -49,9 +49,7 @@ def answer_eval(
         raise CLIError(f"unknown format {fmt!r}; valid: rich, markdown, json")
     if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise CLIError(f"--plot {plot}: the suffix must be .png, .svg or .pdf")
-    bench = registry.load(dataset, data_dir)
-    if getattr(bench, "queries", None) is None:
-        raise CLIError(f"dataset {dataset!r} has no questions")
+    bench = open_data(dataset, data_dir=data_dir, want="queries")
     queries = bench.queries.split(split)
     conditions = list(contexts or DEFAULT_CONDITIONS)
     client = make_client(base_url, model, config, concurrency=concurrency, json_mode=json_mode, budget=budget)

@@ -22,13 +22,13 @@ from lexir.cli.main import index as index_build
 
 
 def _history(corpus: str, data_dir):
+    from lexir.datasets import open as open_data
     from lexir.datasets import registry
-    from lexir.datasets.generic import split_as_of
 
-    name, day = split_as_of(corpus)
+    name, day = registry.split_dated(corpus)
     if day:
         raise CLIError(f"give the date with --as-of, not in the name ({corpus})")
-    loaded = registry.load(name, data_dir)
+    loaded = open_data(name, data_dir=data_dir)
     if not hasattr(loaded, "version"):
         dated = [n for n in registry.names() if registry.get(n).has("history")]
         raise CLIError(f"dataset {name!r} has no history of provision versions; datasets with one: "
@@ -37,21 +37,23 @@ def _history(corpus: str, data_dir):
 
 
 def _has_history(corpus: str) -> bool:
-    from lexir.datasets import registry
-    from lexir.datasets.generic import is_path, split_as_of
+    from lexir.datasets import is_path, registry
 
-    name, _ = split_as_of(corpus)
-    return not is_path(name) and name in registry.names() and registry.get(name).has("history")
+    if is_path(corpus):
+        return False
+    name, _ = registry.split_dated(corpus)
+    return name in registry.names() and registry.get(name).has("history")
 
 
 def _show_unit(corpus: str, unit_id: str, fmt: str, data_dir) -> None:
     """``lexir show`` over a corpus without versions: the unit as parsed, its breadcrumbs (act,
     divisions, provisions) and what it contains (a division: its divisions and articles)."""
     from lexir.citations.format import division_heading, find_unit, format_citation, unit_breadcrumbs
-    from lexir.cli.main import _corpus
+    from lexir.cli.main import warn
+    from lexir.datasets import open as open_data
     from lexir.types import Division, act_of
 
-    corp = _corpus(corpus, None, data_dir)
+    corp = open_data(corpus, data_dir=data_dir, notify=warn, want="corpus")
     act = corp.acts.get(act_of(unit_id))
     unit = find_unit(act, unit_id) if act is not None else None
     if unit is None:
@@ -169,7 +171,8 @@ def index_update(
     The index folder is locked from loading to saving, so concurrent updates run one after the
     other; the save writes only what changed (a delta segment) as a new generation of the folder,
     switched to atomically: a crash leaves the index at the old date or the new one."""
-    from lexir.datasets.generic import load_corpus, with_as_of
+    from lexir.datasets import open as open_data
+    from lexir.datasets import with_as_of
     from lexir.io.generations import FolderLocked, writer_lock
     from lexir.retrieval.build import load_index, save_index
     from lexir.retrieval.incremental import SYSTEM, IncrementalBM25
@@ -185,7 +188,8 @@ def index_update(
             source = index.source
             if not source.get("dataset"):
                 raise CLIError(f"{folder} does not record the dataset it was built from; rebuild it with lexir index")
-            corp = load_corpus(with_as_of(source["dataset"], as_of), source.get("language"), data_dir)
+            corp = open_data(with_as_of(source["dataset"], as_of), language=source.get("language"),
+                             data_dir=data_dir, want="corpus")
             start = time.perf_counter()
             since, changes = _history_changes(index, as_of, data_dir)
             fast = changes is not None
@@ -204,15 +208,15 @@ def _history_changes(index, as_of: str, data_dir):
     ``as_of`` when the index holds that corpus (its fingerprint); changes None otherwise (no
     registered dataset with a history, no date recorded, or the index holds something else): then
     ``update_to`` compares every document."""
-    from lexir.datasets.generic import load_dataset
-    from lexir.datasets.registry import DatasetError
+    from lexir.datasets import DatasetError
+    from lexir.datasets import open as open_data
     from lexir.structure.history import HistoryError
 
     day = index.source.get("as_of")
     if not day:
         return None, None
     try:
-        history = load_dataset(index.source["dataset"], data_dir)
+        history = open_data(index.source["dataset"], data_dir=data_dir)
         if not hasattr(history, "changes"):
             return None, None
         since = history.as_of(day)

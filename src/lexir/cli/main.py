@@ -102,10 +102,10 @@ def datasets(data_dir: Path = DataDir, verify: bool = typer.Option(True, help="C
 @guarded
 def stats(dataset: str, data_dir: Path = DataDir, as_json: bool = typer.Option(False, "--json")):
     """Paper-style statistics of a dataset: queries kept and dropped, gold, lengths, per act."""
-    from lexir.datasets import registry
-    from lexir.stats import stats as compute
+    from lexir.dataset_stats import stats as compute
+    from lexir.datasets import open as open_data
 
-    result = compute(registry.load(dataset, data_dir))
+    result = compute(open_data(dataset, data_dir=data_dir))
     if as_json:
         console.print_json(json.dumps(result, ensure_ascii=False))
         return
@@ -135,10 +135,9 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def _corpus(corpus: str, language: str | None, data_dir):
-    from lexir.datasets.generic import load_corpus
-
-    return load_corpus(corpus, language, data_dir, notify=lambda m: err.print(f"[yellow]{m}[/]"))
+def warn(message: str) -> None:
+    """What loading data reports (a detected language), in yellow on stderr."""
+    err.print(f"[yellow]{message}[/]")
 
 
 def _retriever(corp, system: str, params: list[str], index: Path | None = None, cache: bool = True, **context):
@@ -165,16 +164,17 @@ def index(
 ):
     """Build any saveable system (bm25, dense, bm25-chunks ...) and save it to a folder
     (loaded, memory-mapped where the system allows, by search/run --index)."""
-    from lexir.datasets.generic import split_as_of, with_as_of
+    from lexir.datasets import open as open_data
+    from lexir.datasets import split_dated, with_as_of
     from lexir.retrieval.build import save_index
 
     system = system or ("bm25-inc" if as_of else "bm25")
     corpus = with_as_of(corpus, as_of)
-    corp = _corpus(corpus, language, data_dir)
+    corp = open_data(corpus, language=language, data_dir=data_dir, notify=warn, want="corpus")
     start = time.perf_counter()
     retriever = _retriever(corp, system, params, cache=False)
     if hasattr(retriever, "source"):  # what `lexir index update` reloads at another date
-        name, day = split_as_of(corpus)
+        name, day = split_dated(corpus)
         retriever.source = {"dataset": name, "as_of": day, "language": language}
     save_index(retriever, output, system)
     console.print(f"indexed {len(corp)} documents in {time.perf_counter() - start:.1f}s -> {output}")
@@ -196,11 +196,12 @@ def search(
 ):
     """Search one question and print ranked articles with their citation and a snippet."""
     from lexir.citations.format import article_levels, format_citation
-    from lexir.datasets.generic import with_as_of
+    from lexir.datasets import open as open_data
+    from lexir.datasets import with_as_of
 
     if fmt not in ("table", "json"):
         raise CLIError(f"--format {fmt!r}: valid: table, json")
-    corp = _corpus(with_as_of(corpus, as_of), language, data_dir)
+    corp = open_data(with_as_of(corpus, as_of), language=language, data_dir=data_dir, notify=warn, want="corpus")
     retriever = _retriever(corp, system, params, index)
     hits = retriever.search(query, k)
     if fmt == "json":
@@ -241,10 +242,10 @@ def run(
     data_dir: Path = DataDir,
 ):
     """Run a system over a query set and write a TREC run."""
-    from lexir.datasets import registry
-    from lexir.datasets.generic import is_path, load_benchmark, load_queries, split_as_of, with_as_of
+    from lexir.api import retrieve
+    from lexir.datasets import load_queries, with_as_of
+    from lexir.datasets import open as open_data
     from lexir.io import write_qrels, write_run
-    from lexir.pipeline import retrieve
 
     if system is None and index is None:
         raise CLIError("give --system (lexir systems lists them) or --index DIR")
@@ -253,21 +254,19 @@ def run(
     if queries is not None:
         if not queries_format:
             raise CLIError("--queries needs --queries-format (polishlawllm, orycore, beir or trec)")
-        corp = _corpus(corpus, language, data_dir)
+        corp = open_data(corpus, language=language, data_dir=data_dir, notify=warn, want="corpus")
         qset = load_queries(queries, queries_format, corp)
         if qset.dropped:
             err.print(f"[yellow]{len(qset.dropped)} queries dropped (no usable gold); lexir stats explains[/]")
     else:
-        if not is_path(corpus) and not registry.get(split_as_of(corpus)[0]).has("queries"):
-            raise CLIError(f"dataset {corpus!r} has no queries; pass --queries")
-        bench = load_benchmark(corpus, data_dir, language, notify=lambda m: err.print(f"[yellow]{m}[/]"))
+        bench = open_data(corpus, language=language, data_dir=data_dir, notify=warn, want="queries")
         corp, qset = bench.corpus, bench.queries
     qset = qset.split(split)
     retriever = _retriever(corp, system, params, index, qrels=qset.qrels)
     system = system or retriever.name  # a saved index knows what it is
     start = time.perf_counter()
     with progress_bar(f"{system} on {qset.name}", len(qset)) as advance:
-        results = retrieve(retriever, qset.queries, k, advance)
+        results = retrieve(retriever, qset, k, advance)
     elapsed = time.perf_counter() - start
     write_run(results, output, tag=system, k=k)
     accounting = getattr(retriever, "accounting", None)
@@ -300,9 +299,9 @@ def evaluate_cmd(
     if qrels:
         gold = read_qrels(qrels)
     else:
-        from lexir.datasets.generic import load_benchmark
+        from lexir.datasets import open as open_data
 
-        gold = load_benchmark(dataset, data_dir).queries.split(split).qrels
+        gold = open_data(dataset, data_dir=data_dir, want="queries").queries.split(split).qrels
     loaded = {}
     for spec in runs:
         name, sep, path = str(spec).partition("=")
@@ -370,10 +369,10 @@ def sweep(
     data_dir: Path = DataDir,
 ):
     """Grid-search BM25 k1 x b on a tuning split and print the grid and the best pair."""
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
     from lexir.tuning import sweep_bm25
 
-    bench = registry.load(dataset, data_dir)
+    bench = open_data(dataset, data_dir=data_dir, want="queries")
     qset = bench.queries.split(split)
     k1s = [float(x) for x in k1.split(",")]
     bs = [float(x) for x in b.split(",")]
@@ -398,13 +397,13 @@ def experiment(config: Path, data_dir: Path = DataDir,
                                                                 "(entries without their own as_of)")):
     """Run an experiment file (datasets x systems -> runs, table, tests; cached)."""
     from lexir.cli.scale import cell_backend
-    from lexir.datasets.generic import split_as_of, with_as_of
+    from lexir.datasets import split_dated, with_as_of
     from lexir.evaluation import to_rich_table
     from lexir.experiment import Experiment, run_experiment
 
     exp = Experiment.from_file(config)
     if as_of:
-        exp.datasets = [(name if split_as_of(name)[1] else with_as_of(name, as_of), split)
+        exp.datasets = [(name if split_dated(name)[1] else with_as_of(name, as_of), split)
                         for name, split in exp.datasets]
     bars = {}
 
@@ -447,7 +446,7 @@ def experiment(config: Path, data_dir: Path = DataDir,
 def cite(
     file: Path = typer.Argument(None, help="Text file to read (default: standard input)"),
     lang: str = typer.Option("pl", "--lang", help="Citation language: de | pl | el"),
-    default_act: str = typer.Option(None, "--default-act", help="Act of bare references (German, Greek)"),
+    default_act: str = typer.Option(None, "--default-act", help="Act of references that name none"),
     all_kinds: bool = typer.Option(False, "--all-kinds", help="German: also contract and by-law clauses, "
                                    "collection entries and commentary notes (field kind)"),
 ):
@@ -464,8 +463,8 @@ def cite(
             text = file.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
             raise CLIError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    options: dict = {"default_act": default_act} if default_act and lang != "pl" else {}
-    if all_kinds and lang == "de":
+    options: dict = {"default_act": default_act} if default_act else {}
+    if all_kinds:
         options["kinds"] = None
     for line in cite_lines(text, lang, **options):
         print(line)
@@ -526,9 +525,10 @@ def graph_build(
     data_dir: Path = DataDir,
 ):
     """Build the graph of a statute corpus; report nodes and edges by type; save and export it."""
+    from lexir.datasets import open as open_data
     from lexir.structure.graph import graph_folder, graph_of
 
-    corp = _corpus(corpus, None, data_dir)
+    corp = open_data(corpus, data_dir=data_dir, notify=warn, want="corpus")
     if not corp.acts:
         raise CLIError(f"corpus {corpus!r} has no statute structure to build a graph from")
     exports = [e.strip() for e in export.split(",") if e.strip()]

@@ -13,12 +13,12 @@ from lexir.cli.main import (
     CLIError,
     DataDir,
     Params,
-    _corpus,
     app,
     console,
     err,
     guarded,
     progress_bar,
+    warn,
 )
 
 BACKENDS = ("local", "ray")
@@ -79,6 +79,7 @@ def encode(
     With --backend ray the chunks the cache lacks are encoded by Ray actors; the index that
     follows is the one a local build writes, from the same vectors.
     """
+    from lexir.datasets import open as open_data
     from lexir.retrieval.base import get_system, parse_params
     from lexir.retrieval.build import index_folder
 
@@ -86,7 +87,7 @@ def encode(
     if not {"encoder", "chunk_words", "threads"} <= set(definition.defaults):
         raise CLIError(f"{system!r} is not a dense system; encode builds dense or dense-rocchio")
     resolved = definition.resolve(parse_params(params))
-    corp = _corpus(corpus, language, data_dir)
+    corp = open_data(corpus, language=language, data_dir=data_dir, notify=warn, want="corpus")
     if _use_ray(backend):
         if not resolved["cache"]:
             raise CLIError("--backend ray fills the embedding cache; drop -p cache=false")

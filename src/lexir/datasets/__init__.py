@@ -1,14 +1,20 @@
-"""Datasets: a registry of named datasets, and loaders for corpora and queries given by path."""
+"""Datasets: a registry of named datasets and :func:`open`, the one door to data (a registered
+name, ``NAME@DATE`` or a path)."""
 
+from lexir.datasets.generic import load_queries, open
 from lexir.datasets.registry import (
     DataFile,
     Dataset,
     DatasetError,
     get,
-    load,
+    is_path,
     names,
     register,
+    register_pattern,
     resolve_data_dir,
+    split_dated,
+    with_as_of,
 )
 
-__all__ = ["DataFile", "Dataset", "DatasetError", "get", "load", "names", "register", "resolve_data_dir"]
+__all__ = ["DataFile", "Dataset", "DatasetError", "get", "is_path", "load_queries", "names", "open", "register",
+           "register_pattern", "resolve_data_dir", "split_dated", "with_as_of"]

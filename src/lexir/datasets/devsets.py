@@ -121,15 +121,15 @@ def known_item_set(corpus: Corpus, name: str, n_per_kind: int = 300, seed: str =
 
 
 def _load_el_dev(data_dir: Path) -> Benchmark:
-    from lexir.datasets.registry import get
+    from lexir.datasets.generic import open as open_data
 
-    return known_item_set(get("el-statutes").load(data_dir), "el-dev", n_per_kind=300)
+    return known_item_set(open_data("el-statutes", data_dir=data_dir), "el-dev", n_per_kind=300)
 
 
 def _load_de_dev(data_dir: Path) -> Benchmark:
-    from lexir.datasets.registry import get
+    from lexir.datasets.generic import open as open_data
 
-    return known_item_set(get("de-gesetze").load(data_dir), "de-dev", n_per_kind=400, acts=DE_MAJOR_LAWS)
+    return known_item_set(open_data("de-gesetze", data_dir=data_dir), "de-dev", n_per_kind=400, acts=DE_MAJOR_LAWS)
 
 
 def _register() -> None:

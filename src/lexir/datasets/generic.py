@@ -1,4 +1,5 @@
-"""Corpora and queries given by path rather than by registered name.
+"""The one door to data, :func:`open` (``lexir.datasets.open``): a registered name, ``NAME@DATE``
+or a path; and query files read over a corpus (:func:`load_queries`).
 
 A corpus path may be a BEIR folder (``corpus.jsonl`` inside), a JSONL corpus file
 (``_id``/``id``, ``text``, optional ``title``), a code file in the PolishLawLLM form
@@ -10,11 +11,13 @@ JSON), ``beir`` (``queries.jsonl``, or a BEIR folder with ``qrels/test.tsv``) an
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from lexir.analysis import detect_language, normalise_language
 from lexir.datasets import registry
+from lexir.datasets.registry import is_path
 from lexir.io import (
     FormatError,
     read_beir,
@@ -29,77 +32,73 @@ from lexir.types import Benchmark, Corpus, QuerySet
 QUERY_FORMATS = ("polishlawllm", "orycore", "beir", "trec")
 
 
-def is_path(spec: str) -> bool:
-    return "/" in spec or "\\" in spec or Path(spec).exists()
+WANTS = (None, "corpus", "queries")
 
 
-def split_as_of(spec: str) -> tuple[str, str | None]:
-    """``"de-gesetze-history@2013-06-01"`` -> ``("de-gesetze-history", "2013-06-01")``: a registered
-    name with ``@DATE`` means its content as of that date (see :func:`load_dataset`)."""
-    name, sep, day = spec.rpartition("@")
-    if sep and name and re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
-        return name, day
-    return spec, None
+def open(spec: str | Path, *, language: str | None = None, data_dir: str | Path | None = None,
+         notify: Callable[[str], None] | None = None, want: str | None = None) -> Any:
+    """The one door to data: a registered name (``pl-exams``), a name a registry pattern matches
+    (``de-gesetze-history@2013-06-01``: the provisions in force that day) or a path.
 
-
-def with_as_of(spec: str, as_of: str | None) -> str:
-    """``spec`` with ``@as_of`` added (the CLI's ``--as-of``); a spec already dated conflicts."""
-    if not as_of:
-        return spec
-    if split_as_of(spec)[1] is not None:
-        raise ValueError(f"{spec!r} already names a date; drop --as-of or the @DATE")
+    A dataset with queries, a BEIR folder, or a JSONL corpus with ``queries.jsonl`` beside it gives
+    a :class:`~lexir.types.Benchmark`; a corpus alone a :class:`~lexir.types.Corpus`; a dataset
+    with a history its :class:`~lexir.structure.history.StatuteHistory`. ``want="corpus"``: always
+    the corpus; ``want="queries"``: a benchmark, else a clear error. ``language`` overrides the
+    corpus language (a path without it has its language detected, reported through ``notify``).
+    ``data_dir``: where registered datasets' files lie (see :mod:`lexir.datasets.registry`). Every
+    call returns a new object."""
+    if want not in WANTS:
+        raise ValueError(f"want={want!r}: valid: corpus, queries (or None: what the spec holds)")
+    spec = str(spec)
     if is_path(spec):
-        raise ValueError(f"--as-of needs a registered dataset with a history, not a path ({spec})")
-    return f"{spec}@{as_of}"
-
-
-def load_dataset(spec: str, data_dir: str | Path | None = None):
-    """A registered dataset's content; ``NAME@DATE`` gives it as of that date (datasets with a
-    history only: the provisions in force on that day, filtered before any retrieval)."""
-    name, day = split_as_of(spec)
-    loaded = registry.load(name, data_dir)
-    if day is None:
+        loaded = _from_path(Path(spec), language, notify, want)
+    else:
+        if want == "queries" and not registry.get(registry.split_dated(spec)[0]).has("queries"):
+            with_queries = [n for n in registry.names() if registry.get(n).has("queries")]
+            raise registry.DatasetError(f"dataset {spec!r} has no queries; datasets with queries: "
+                                        f"{', '.join(with_queries)}; or give a query file (--queries)")
+        loaded = registry._resolve(spec, data_dir)
+    if want == "corpus" and hasattr(loaded, "corpus"):
+        loaded = loaded.corpus
+    if not language:
         return loaded
-    if not hasattr(loaded, "as_of"):
-        dated = [n for n in registry.names() if registry.get(n).has("history")]
-        raise registry.DatasetError(f"dataset {name!r} has no history, so no version as of {day}; "
-                                    f"datasets with a history: {', '.join(dated)}")
-    return loaded.as_of(day)
+    lang = normalise_language(language)
+    if isinstance(loaded, Benchmark):
+        return Benchmark(loaded.corpus.with_language(lang), loaded.queries)
+    return loaded.with_language(lang) if isinstance(loaded, Corpus) else loaded
 
 
-def load_benchmark(name: str, data_dir: str | Path | None = None, language: str | None = None,
-                   notify=None) -> Benchmark:
-    """A registered dataset that has queries, or a benchmark given by path: a BEIR folder
-    (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``) or a JSONL corpus with a
-    ``queries.jsonl`` (and optionally ``qrels/<split>.tsv``) beside it."""
-    if is_path(name):
-        bench = path_benchmark(name, language, notify)
-        if bench is None:
-            raise FormatError(Path(name), None, "no queries.jsonl beside the corpus: pass --queries and "
-                                                "--queries-format, or add queries.jsonl (and qrels/<split>.tsv)")
-        return bench
-    dataset = registry.get(split_as_of(name)[0])
-    if not dataset.has("queries"):
-        with_queries = [n for n in registry.names() if registry.get(n).has("queries")]
-        raise registry.DatasetError(f"dataset {name!r} has no queries; datasets with queries: {', '.join(with_queries)}")
-    bench = load_dataset(name, data_dir)  # NAME@DATE: its corpus as of that date
-    if language:
-        bench = Benchmark(bench.corpus.with_language(normalise_language(language)), bench.queries)
-    return bench
+def _from_path(path: Path, language: str | None, notify, want: str | None) -> Corpus | Benchmark:
+    """A benchmark when the path carries queries (unless only the corpus is wanted), else its
+    corpus, its language detected when none is given (the caller sets a given one)."""
+    if not path.exists():
+        raise FormatError(path, None, "no such file or folder")
+    corpus = _corpus_from_path(path)
+    if not language:
+        sample = [d.text for d in corpus.documents[:200]]
+        code, confidence = detect_language(sample)
+        if code == "unk":
+            raise FormatError(path, None, "cannot detect the corpus language; pass --language")
+        if notify:
+            notify(f"detected language {code!r} for {path} (confidence {confidence:.2f}); override with --language")
+        corpus = corpus.with_language(code)
+    bench = None if want == "corpus" else _path_benchmark(path, corpus)
+    if want == "queries" and bench is None:
+        raise FormatError(path, None, "no queries.jsonl beside the corpus: pass --queries and "
+                                      "--queries-format, or add queries.jsonl (and qrels/<split>.tsv)")
+    return bench or corpus
 
 
-def path_benchmark(spec: str | Path, language: str | None = None, notify=None) -> Benchmark | None:
+def _path_benchmark(path: Path, corpus: Corpus) -> Benchmark | None:
     """The benchmark a corpus path carries with it, or ``None`` when it has no queries.
 
     Every query of ``queries.jsonl`` is kept; each ``qrels/<split>.tsv`` adds its judgements
     and a split of that name (the queries it judges), so ``split("test")`` is BEIR's test set.
     """
-    path = Path(spec)
     folder = path if path.is_dir() else path.parent
     queries_path = folder / "queries.jsonl"
     if not queries_path.is_file() or not (path.is_dir() or path.suffix == ".jsonl"):
         return None
-    corpus = load_corpus(str(path), language, notify=notify)
     queries = read_queries_jsonl(queries_path)
     qrels: dict[str, dict[str, int]] = {}
     splits: dict[str, list[str]] = {}
@@ -114,35 +113,6 @@ def path_benchmark(spec: str | Path, language: str | None = None, notify=None) -
         raise FormatError(folder / "qrels", None, f"{len(unknown)} judged query ids are not in {queries_path.name} "
                                                   f"(first: {unknown[0]!r})")
     return Benchmark(corpus, QuerySet(corpus.name, queries, qrels, splits=splits))
-
-
-def load_corpus(
-    spec: str, language: str | None = None, data_dir: str | Path | None = None, notify=None
-) -> Corpus:
-    """A registered dataset's corpus, or a corpus read from a path (see module doc).
-
-    For a path without ``language`` the language is detected from the text and reported
-    through ``notify`` (a callable taking a message).
-    """
-    if not is_path(spec):
-        loaded = load_dataset(spec, data_dir)
-        corpus = loaded.corpus if hasattr(loaded, "corpus") else loaded
-        if language:
-            corpus = corpus.with_language(normalise_language(language))
-        return corpus
-    path = Path(spec)
-    if not path.exists():
-        raise FormatError(path, None, "no such file or folder")
-    corpus = _corpus_from_path(path)
-    if language:
-        return corpus.with_language(normalise_language(language))
-    sample = [d.text for d in corpus.documents[:200]]
-    code, confidence = detect_language(sample)
-    if code == "unk":
-        raise FormatError(path, None, "cannot detect the corpus language; pass --language")
-    if notify:
-        notify(f"detected language {code!r} for {path} (confidence {confidence:.2f}); override with --language")
-    return corpus.with_language(code)
 
 
 def _corpus_from_path(path: Path) -> Corpus:

@@ -428,9 +428,9 @@ def refex_queries(documents: Sequence[RefexDocument], corpus) -> QuerySet:
 
 
 def _load_de_refex(data_dir: Path) -> Benchmark:
-    from lexir.datasets.registry import get
+    from lexir.datasets.generic import open as open_data
 
-    corpus = get("de-gesetze").load(data_dir)
+    corpus = open_data("de-gesetze", data_dir=data_dir)
     return Benchmark(corpus, refex_queries(load_refex(data_dir / "de" / "refex"), corpus))
 
 

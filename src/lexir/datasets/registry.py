@@ -2,7 +2,9 @@
 
 A dataset module registers itself with :func:`register`; adding a jurisdiction means one
 module plus its rows in ``data/files.tsv`` (where each file lies under the data directory,
-where it comes from upstream, and its sha256).
+where it comes from upstream, and its sha256). A name no dataset has may still match a
+pattern (:func:`register_pattern`): ``NAME@YYYY-MM-DD`` is a dataset with a history as in
+force on that day. Content is read through :func:`lexir.datasets.open`, the one door to data.
 
 The data directory is, in order: an explicit ``data_dir`` argument (the CLI's ``--data-dir``),
 the ``LEXIR_DATA`` environment variable, the ``shared/data`` folder beside the project
@@ -12,7 +14,9 @@ checkout when it exists, else a per-user folder (``$XDG_DATA_HOME/lexir`` or
 
 from __future__ import annotations
 
+import datetime
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -49,7 +53,7 @@ class DataFile:
 
 @dataclass
 class Dataset:
-    """A registered dataset. ``load(data_dir)`` returns the dataset's content object."""
+    """A registered dataset; :func:`lexir.datasets.open` gives its content object."""
 
     name: str
     description: str
@@ -70,10 +74,10 @@ class Dataset:
             files.extend(f for f in get(other).all_files() if f not in files)
         return files
 
-    def load(self, data_dir: str | Path | None = None, verify: bool = False) -> Any:
+    def _content(self, data_dir: str | Path | None = None) -> Any:
         root = resolve_data_dir(data_dir)
         for f in self.all_files():
-            check = file_status(f, root, hash_it=verify)
+            check = file_status(f, root, hash_it=False)
             if check != "ok":
                 raise DatasetError(f"dataset {self.name!r}: file {f.path} is {check}: {f.obtain_hint(root)}")
         loaded = _cached_load(self.name, str(root))
@@ -105,10 +109,83 @@ def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def load(name: str, data_dir: str | Path | None = None) -> Any:
-    """The dataset's content (a Corpus, a Benchmark, ...): a new object on every call, so what
-    one caller does with it never reaches another (the parsed content behind it is cached)."""
-    return get(name).load(data_dir)
+def _resolve(spec: str, data_dir: str | Path | None = None) -> Any:
+    """The content (a Corpus, a Benchmark, a history ...) of a registered name or of a name a
+    pattern matches: a new object on every call, so what one caller does with it never reaches
+    another (the parsed content behind it is cached). Called by :func:`lexir.datasets.open`."""
+    _load_builtin_modules()
+    if spec in _REGISTRY:
+        return _REGISTRY[spec]._content(data_dir)
+    for pattern, load in _PATTERNS:
+        match = pattern.fullmatch(spec)
+        if match:
+            return load(spec, match, data_dir)
+    raise DatasetError(f"unknown dataset {spec!r}; registered: {', '.join(sorted(_REGISTRY))} "
+                       "(a dataset with a history also as NAME@YYYY-MM-DD)")
+
+
+# ---------------------------------------------------------------------------
+# patterns: names no dataset registers, resolved by a function (like ir_datasets' register_pattern)
+
+_PATTERNS: list[tuple[re.Pattern[str], Callable[[str, re.Match[str], str | Path | None], Any]]] = []
+
+
+def register_pattern(pattern: str, load: Callable[[str, re.Match[str], str | Path | None], Any]) -> None:
+    """Names matching ``pattern`` (a whole-name regular expression) are loaded by
+    ``load(spec, match, data_dir)``."""
+    _PATTERNS.append((re.compile(pattern), load))
+
+
+def is_path(spec: str) -> bool:
+    """Whether a spec names a file or folder rather than a dataset."""
+    return "/" in spec or "\\" in spec or Path(spec).exists()
+
+
+_DATED = r"(?P<name>[^@]+)@(?P<day>[^@]*)"
+
+
+def split_dated(spec: str) -> tuple[str, str | None]:
+    """``"de-gesetze-history@2013-06-01"`` -> ``("de-gesetze-history", "2013-06-01")``, a name
+    without ``@`` -> ``(name, None)``: the one place ``NAME@DATE`` is read. A bad date is a
+    :class:`DatasetError` naming the spec."""
+    match = re.fullmatch(_DATED, spec)
+    if match is None:
+        if "@" in spec:
+            raise DatasetError(f"{spec!r}: expected NAME@YYYY-MM-DD (a dataset with a history, then a date)")
+        return spec, None
+    day = match["day"]
+    try:
+        valid = re.fullmatch(r"\d{4}-\d{2}-\d{2}", day) and datetime.date.fromisoformat(day)
+    except ValueError:
+        valid = None
+    if not valid:
+        raise DatasetError(f"{spec!r}: the date after @ must be a day as YYYY-MM-DD, not {day!r}")
+    return match["name"], day
+
+
+def with_as_of(spec: str, as_of: str | None) -> str:
+    """``spec`` with ``@as_of`` added (the CLI's ``--as-of``); a spec already dated conflicts."""
+    if not as_of:
+        return spec
+    if split_dated(spec)[1] is not None:
+        raise DatasetError(f"{spec!r} already names a date; drop --as-of or the @DATE")
+    if is_path(spec):
+        raise DatasetError(f"--as-of needs a registered dataset with a history, not a path ({spec})")
+    name, day = split_dated(f"{spec}@{as_of}")
+    return f"{name}@{day}"
+
+
+def _as_of(spec: str, match: re.Match[str], data_dir: str | Path | None) -> Any:
+    name, day = split_dated(spec)
+    dataset = get(name)
+    if not dataset.has("history"):
+        dated = [n for n in names() if get(n).has("history")]
+        raise DatasetError(f"dataset {name!r} has no history, so no version as of {day}; "
+                           f"datasets with a history: {', '.join(dated)}")
+    return dataset._content(data_dir).as_of(day)
+
+
+register_pattern(_DATED, _as_of)
 
 
 @lru_cache(maxsize=16)

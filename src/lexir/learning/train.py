@@ -112,7 +112,8 @@ def training_data(data: Any = None, *, split: str | None = None, language: str |
     ``corpus`` (default: ``data``'s corpus). ``corpus`` may be a name, a path or a
     :class:`~lexir.types.Corpus`."""
     from lexir.analysis import normalise_language
-    from lexir.datasets.generic import load_benchmark, load_corpus, load_queries
+    from lexir.datasets import load_queries
+    from lexir.datasets import open as open_data
     from lexir.io import read_qrels, read_qrels_tsv
     from lexir.types import Benchmark
 
@@ -122,7 +123,7 @@ def training_data(data: Any = None, *, split: str | None = None, language: str |
     if isinstance(corpus, Corpus):
         corp = corpus.with_language(normalise_language(language)) if language else corpus
     elif corpus is not None:
-        corp = load_corpus(str(corpus), language, data_dir, notify=notify)
+        corp = open_data(corpus, language=language, data_dir=data_dir, notify=notify, want="corpus")
         described["corpus"] = str(corpus)
     else:
         corp = None
@@ -130,8 +131,8 @@ def training_data(data: Any = None, *, split: str | None = None, language: str |
         if corp is None:
             if data is None:
                 raise ValueError("--queries needs a corpus: give DATA or --corpus")
-            corp = data.corpus if isinstance(data, Benchmark) else load_corpus(str(data), language, data_dir,
-                                                                                notify=notify)
+            corp = data.corpus if isinstance(data, Benchmark) else open_data(
+                data, language=language, data_dir=data_dir, notify=notify, want="corpus")
         fmt = queries_format or ("beir" if Path(queries).suffix == ".jsonl" else "trec")
         qset = load_queries(queries, fmt, corp)
         if qrels is not None:
@@ -145,7 +146,8 @@ def training_data(data: Any = None, *, split: str | None = None, language: str |
         return corp, qset.split(split) if split else qset, described
     if data is None:
         raise ValueError("give DATA (a BEIR folder or registered dataset) or --queries and --qrels")
-    bench = data if isinstance(data, Benchmark) else load_benchmark(str(data), data_dir, language, notify)
+    bench = data if isinstance(data, Benchmark) else open_data(
+        data, language=language, data_dir=data_dir, notify=notify, want="queries")
     described["data"] = bench.queries.name if isinstance(data, Benchmark) else str(data)
     if corp is None:
         corp = bench.corpus.with_language(normalise_language(language)) if language else bench.corpus

@@ -33,11 +33,10 @@ def annotate_command(corpus: str, out: str | Path | None = None, *, base_url: st
     :class:`~lexir.llm.surrogates.AnnotationReport` (print it). ``runner``: where the calls are
     made (see :func:`~lexir.llm.surrogates.annotate`; default: here, on the client's threads).
     """
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
     from lexir.llm.surrogates import annotate
 
-    loaded = registry.load(corpus, data_dir)
-    docs = getattr(loaded, "corpus", loaded)
+    docs = open_data(corpus, data_dir=data_dir, want="corpus")
     client = make_client(base_url, model, config_file, concurrency=concurrency)
     try:
         return annotate(docs, client, out, progress=progress, limit=limit, runner=runner)
@@ -53,12 +52,12 @@ def run_systems(dataset: str, systems: Sequence[str], *, params: Mapping[str, Ma
     LLM systems share ``client`` (default: one from environment and config file), so the
     returned :class:`Accounting` holds every call; non-LLM systems cost nothing.
     """
-    from lexir.datasets import registry
+    from lexir.datasets import open as open_data
     from lexir.retrieval.base import get_system
     from lexir.retrieval.build import build_retriever
     from lexir.retrieval.spec import parse_spec
 
-    bench = registry.load(dataset, data_dir)
+    bench = open_data(dataset, data_dir=data_dir, want="queries")
     queryset = bench.queries.split(split)
     queries = queryset.queries[:limit] if limit else queryset.queries
     results = []

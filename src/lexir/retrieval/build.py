@@ -3,7 +3,7 @@ the index cache.
 
 This is the one place where a system is built. Composite systems (fusion, feedback,
 cascade, controls, LLM systems) build their parts through :func:`build_spec`, so every part
-goes through the same cache and the same parameter checks; :mod:`lexir.pipeline` is only
+goes through the same cache and the same parameter checks; :func:`lexir.build` is
 the public face over it.
 
 Indexes that can be saved (a retriever with ``save`` and a class-level ``load``) are cached

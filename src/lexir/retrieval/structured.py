@@ -300,11 +300,12 @@ def _corpus_source(folder: Path, corpus: Corpus | None, source: dict, fingerprin
         if not box:
             name = source.get("corpus") or ""
             try:
-                from lexir.datasets.generic import is_path, load_corpus
+                from lexir.datasets import is_path
+                from lexir.datasets import open as open_data
 
                 if not name or is_path(name):
                     raise ValueError("no registered corpus name saved")
-                found = load_corpus(name, source.get("language") or None)
+                found = open_data(name, language=source.get("language") or None, want="corpus")
             except Exception as err:  # noqa: BLE001 - unknown, unreadable or unparsable: said below
                 raise ValueError(f"index {folder} needs the corpus it was built from ({name or 'unnamed'}) for "
                                  f"unit texts and expansion: load it with that corpus ({err})") from None

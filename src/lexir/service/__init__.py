@@ -1,7 +1,7 @@
 """lexir as a service: an HTTP API (FastAPI), an MCP server for agents and a web page.
 
 Everything here is the public face over the library: it loads corpora through
-:func:`lexir.datasets.generic.load_corpus` and builds systems through
+:func:`lexir.datasets.open` and builds systems through
 :func:`lexir.retrieval.build.build_retriever`, and nothing below imports it. The web
 framework, the server and the MCP SDK are the ``serve`` extra; :func:`require` says how to
 install them instead of failing with a bare ``ImportError``.

@@ -23,7 +23,7 @@ _BAD_DATE = ("not a date", "no version on")
 
 def history_of(state: ServiceState, corpus: str) -> tuple[LoadedCorpus, Any]:
     """The served corpus and its :class:`~lexir.structure.history.StatuteHistory`."""
-    from lexir.datasets.generic import load_dataset
+    from lexir.datasets import open as open_data
 
     loaded = state.get(corpus)
     if loaded.dates is None:
@@ -31,7 +31,7 @@ def history_of(state: ServiceState, corpus: str) -> tuple[LoadedCorpus, Any]:
         raise ServiceError(f"corpus {loaded.name!r} has no history of provision versions"
                            + (f"; served corpora with one: {', '.join(dated)}" if dated else ""),
                            valid=dated, field="corpus")
-    return loaded, load_dataset(loaded.name, state.settings.data_dir)  # parsed once, kept by the registry
+    return loaded, open_data(loaded.name, data_dir=state.settings.data_dir)  # parsed once, kept by the registry
 
 
 def _refused(exc: HistoryError, date_field: str) -> ServiceError:

@@ -188,9 +188,10 @@ class ServiceState:
             graph: bool = True) -> LoadedCorpus:
         """Load a corpus (registered name or path), index its units, load or build its graph and
         the configured systems. Served under the registered name, or the path's corpus name."""
-        from lexir.datasets.generic import is_path, load_corpus
+        from lexir.datasets import is_path
+        from lexir.datasets import open as open_data
 
-        corpus = load_corpus(spec, language, self.settings.data_dir, notify=notify)
+        corpus = open_data(spec, language=language, data_dir=self.settings.data_dir, notify=notify, want="corpus")
         name = corpus.name if is_path(spec) else spec
         if name in self.corpora:
             raise ValueError(f"corpus {name!r} given twice")
@@ -232,10 +233,10 @@ class ServiceState:
         """``loaded`` as in force on ``as_of``: the interval of versions holding that day, loaded
         once (its corpus, units, graph and the served systems) and kept in the memory-bounded
         cache (:mod:`lexir.service.dated`); handed out as a view named for the day asked."""
-        from lexir.datasets.generic import load_dataset
+        from lexir.datasets import open as open_data
 
         try:
-            history = load_dataset(loaded.name, self.settings.data_dir)
+            history = open_data(loaded.name, data_dir=self.settings.data_dir)
         except Exception:  # noqa: BLE001 - a path corpus or any dataset without one
             history = None
         if not hasattr(history, "interval"):
@@ -362,13 +363,13 @@ def dated_bytes(loaded: LoadedCorpus) -> int:
 def _dates(name: str, data_dir: str | None) -> dict[str, Any] | None:
     """For a registered corpus with a history: the version dates that ``as_of`` can ask about
     (None for any other corpus, which is not loaded again to find that out)."""
+    from lexir.datasets import open as open_data
     from lexir.datasets import registry
-    from lexir.datasets.generic import split_as_of
 
-    base, day = split_as_of(name)
+    base, day = registry.split_dated(name)
     if day is not None or base not in registry.names() or not registry.get(base).has("history"):
         return None
-    history = registry.load(base, data_dir)
+    history = open_data(base, data_dir=data_dir)
     dates = getattr(history, "dates", None)
     if not dates or not hasattr(history, "as_of"):
         return None
@@ -378,14 +379,13 @@ def _dates(name: str, data_dir: str | None) -> dict[str, Any] | None:
 def _provenance(spec: str, corpus: Corpus, data_dir: str | None) -> dict[str, Any]:
     """Where the corpus comes from: its data files (relative paths, upstream and sha256) for a
     registered dataset; for a corpus given by path only its fingerprint (the path stays private)."""
-    from lexir.datasets import registry
-    from lexir.datasets.generic import is_path
+    from lexir.datasets import is_path, registry
 
     info: dict[str, Any] = {"fingerprint": corpus.fingerprint}
     if is_path(spec):
         info["source"] = "local files given at start-up"
         return info
-    dataset = registry.get(spec)
+    dataset = registry.get(registry.split_dated(spec)[0])
     info["dataset"] = dataset.name
     info["description"] = dataset.description
     info["files"] = [{"path": f.path, "repository": f.repository, "commit": f.commit,

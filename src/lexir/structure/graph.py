@@ -552,7 +552,9 @@ def graph_of(corpus, progress: Callable[[int], None] | None = None) -> StatuteGr
     finder = None
     if lang != "de" and lang in LANGUAGES:
         def finder(text: str, act: str) -> list:
-            return find_citations(text, lang, **({} if lang == "pl" else {"default_act": act}))
+            # Polish bare references stay unresolved, as they always have here: resolving them to the
+            # code being read would add every one (628 in the Kodeks karny) as a cites edge
+            return find_citations(text, lang, default_act=None if lang == "pl" else act)
     return build_graph(corpus.acts.values(), progress, finder=finder, cites=lang in LANGUAGES)
 
 

@@ -73,5 +73,5 @@ def language_defaults(language: str) -> LanguageDefaults:
 
 
 def all_language_defaults() -> list[LanguageDefaults]:
-    """Every row, the fallback last (for ``lexir systems`` and the README)."""
+    """Every row, the fallback last (for ``lexir systems`` and docs/systems.md)."""
     return list(_table().values())

@@ -62,7 +62,7 @@ def guarded(fn):
                 BudgetExhausted, LLMError) as exc:
             fail(str(exc))
         except ImportError as exc:  # an optional extra that is not installed
-            fail(f"{exc} (an optional part of lexir is not installed; see the README's install lines)")
+            fail(f"{exc} (an optional part of lexir is not installed; install the extra it names, e.g. pip install 'lexir[onnx]'; pyproject.toml lists the extras)")
 
     return wrapper
 

@@ -209,7 +209,7 @@ def _retrieve(corpus: Corpus, spec_text: str, params: Mapping[str, Any], queries
 
 @dataclass
 class AnswerSettings:
-    """What an experiment's ``answer:`` section asks for (see the README)::
+    """What an experiment's ``answer:`` section asks for (see docs/llm.md)::
 
         answer:
           conditions: [none, bm25-stem, oracle]   # none, oracle, or names of the systems above

@@ -224,6 +224,38 @@ def test_verify_exact_fuzzy_and_refused(client):
 def test_openapi(client):
     schema = client.get("/openapi.json").json()
     assert {"/v1/{corpus}/search", "/v1/cite", "/v1/verify", "/v1/corpora"} <= set(schema["paths"])
+    # the hit shape is documented: GET search answers a SearchResult of Hits
+    ok = schema["paths"]["/v1/{corpus}/search"]["get"]["responses"]["200"]["content"]["application/json"]
+    assert ok["schema"]["$ref"].endswith("/SearchResult")
+    hit = schema["components"]["schemas"]["Hit"]["properties"]
+    assert {"rank", "score", "id", "act", "path", "citation", "snippet", "explain", "text"} <= set(hit)
+
+
+def test_every_answer_has_its_documented_shape(client):
+    """Each route's answer validates against its response model in /openapi.json, no field more
+    or less (lexir.service.models): what the schema says is what comes back."""
+    from lexir.service import models
+
+    answers = [
+        (models.Health, client.get("/healthz")),
+        (models.Corpora, client.get("/v1/corpora")),
+        (models.SearchResult, client.get("/v1/pl-codes/search", params={"q": "kradzież rzeczy ruchomej", "k": 5})),
+        (models.SearchResult, client.get("/v1/demo/search", params={"q": "zabójstwo", "k": 3, "system": FUSED,
+                                                                    "text": "false"})),
+        (models.SearchResults, client.post("/v1/demo/search", json={"queries": [{"text": "rozbój"}], "k": 2})),
+        (models.ProvisionAnswer, client.get("/v1/pl-codes/provisions/kk::148/par:1",
+                                            params={"context": "parent,children,siblings,toc"})),
+        (models.ProvisionAnswer, client.get("/v1/demo/provisions/kk::1")),
+        (models.Citations, client.post("/v1/cite", json={"text": "art. 148 § 1 k.k. i art. 415 k.c.",
+                                                         "language": "pl"})),
+        (models.Verification, client.post("/v1/verify", json={"quote": "Kto zabija człowieka", "id": "kk::148",
+                                                              "corpus": "demo"})),
+    ]
+    for model, r in answers:
+        assert r.status_code == 200, r.text
+        model.model_validate(r.json())
+    fused = answers[3][1].json()["hits"]
+    assert all(h["explain"] and "text" not in h for h in fused)
 
 
 # ---------------------------------------------------------------------------

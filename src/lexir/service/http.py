@@ -37,12 +37,13 @@ def error(status: int, code: str, message: str, headers: dict[str, str] | None =
     return JSONResponse({"error": {"code": code, "message": message, **extra}}, status_code=status, headers=headers)
 
 
-def param(name: str, kind: str, description: str, required: bool = False, default: Any = None) -> dict:
-    """An OpenAPI query parameter, for a route that reads its query string itself."""
+def param(name: str, kind: str, description: str, required: bool = False, default: Any = None,
+          where: str = "query") -> dict:
+    """An OpenAPI parameter (``where``: query or path), for a route that reads its request itself."""
     schema: dict[str, Any] = {"type": kind} if kind != "array" else {"type": "array", "items": {"type": "string"}}
     if default is not None:
         schema["default"] = default
-    return {"name": name, "in": "query", "required": required, "description": description, "schema": schema}
+    return {"name": name, "in": where, "required": required, "description": description, "schema": schema}
 
 
 def parse_int(value: str, name: str) -> int:

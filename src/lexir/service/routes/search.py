@@ -1,8 +1,8 @@
 """``GET /v1/{corpus}/search?q=...`` (one question) and ``POST /v1/{corpus}/search`` (a batch).
 
 A search runs in the event loop when it is fast (a built BM25 index), else in the thread pool
-(a first build, a dense encoder, a large batch). The GET route reads its query string itself:
-FastAPI's per-request parameter machinery costs more than a BM25 search
+(a first build, a dense encoder, a large batch). The GET route reads its path and query string
+itself: FastAPI's per-request parameter machinery costs more than a BM25 search
 (benchmarks/bench_service.py); the parameters are documented in the OpenAPI schema all the same.
 """
 
@@ -27,14 +27,16 @@ def _fast(state: ServiceState, corpus: str, system: str | None, params: dict) ->
 
 
 @router.get("/v1/{corpus}/search", response_model=SearchResult, openapi_extra={"parameters": [
+    param("corpus", "string", "a served corpus (GET /v1/corpora)", required=True, where="path"),
     param("q", "string", "the question or case description", required=True),
     param("k", "integer", "number of hits (1-1000)", default=10),
     param("system", "string", "one of the served systems (default: the first)"),
     param("param", "array", "system parameter key:value (repeatable)"),
     param("text", "boolean", "include each hit's text (and doc)", default=True),
     param("as_of", "string", "YYYY-MM-DD: only provisions in force on that date (corpora with a history)")]})
-async def search_get(corpus: str, request: Request) -> JSONResponse:
+async def search_get(request: Request) -> JSONResponse:
     state = state_of(request)
+    corpus = request.path_params["corpus"]  # not a declared parameter: FastAPI's machinery costs more than a search
     args = request.query_params
     if "q" not in args:
         raise ServiceError("the query parameter q is required", field="q")

@@ -140,3 +140,23 @@ def test_a_batch_is_one_search_many(monkeypatch):
     found = core.search(state, "demo", [("a", "zabójstwo"), ("b", "kradzież"), ("a", "rozbój")], 3)
     assert calls == [3] and [r["query"]["id"] for r in found] == ["a", "b", "a"]
     assert found[0]["hits"] != found[2]["hits"]
+
+
+def test_kept_hit_fields_are_bounded_and_shared_unchanged(monkeypatch):
+    """The query-independent fields of a hit are kept per document within MAX_KEPT documents, and
+    a second hit on a document gets the same values (not copies that a caller could have changed)."""
+    import lexir
+    from lexir.structure import hits
+
+    corpus = lexir.load("demo")
+    view = hits.UnitIndex(corpus)
+    analyze = hits.hit_analyzer(None, corpus.language)
+    monkeypatch.setattr(hits, "MAX_KEPT", 5)
+    ids = [d.id for d in corpus.documents[:12]]
+    for doc_id in ids:
+        hits.format_hits(view, [(doc_id, 1.0)], "kara", analyze)
+        assert len(view.kept) <= 5
+    first = hits.format_hits(view, [(ids[-1], 1.0)], "kara", analyze)[0]
+    again = hits.format_hits(view, [(ids[-1], 2.0)], "kara pozbawienia", analyze)[0]
+    assert first["path"] is again["path"] and first["path"] == hits.breadcrumbs(view, ids[-1])
+    assert again["rank"] == 1 and again["score"] == 2.0

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from lexir.citations.format import division_crumbs, format_citation, unit_heading
 from lexir.types import Act, Corpus, Provision, act_of
 
-MAX_KEPT = 1 << 16  # documents whose query-independent hit fields are kept, per corpus
+MAX_KEPT = 8192  # documents whose query-independent hit fields are kept, per corpus (a few MiB)
 
 
 @dataclass(slots=True)

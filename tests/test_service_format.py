@@ -148,7 +148,7 @@ def test_kept_hit_fields_are_bounded_and_shared_unchanged(monkeypatch):
     import lexir
     from lexir.structure import hits
 
-    corpus = lexir.load("demo")
+    corpus = lexir.load("demo").corpus
     view = hits.UnitIndex(corpus)
     analyze = hits.hit_analyzer(None, corpus.language)
     monkeypatch.setattr(hits, "MAX_KEPT", 5)

@@ -251,3 +251,29 @@ def test_parent_climbs_above_the_article(laws):
     for chunk in list(chunk_act(bgb, "abs"))[:400]:
         up = parent_unit(bgb, chunk.unit)
         assert up == graph.parent_of(chunk.unit) or (up is None and graph.parent_of(chunk.unit) == "BGB")
+
+
+def test_a_hit_below_the_article_is_cited_with_its_articles_level(laws):
+    """A hit on a unit below the article (an Absatz of the GG, an Art-numbered law) is cited
+    ``Art. 1 Abs. 1 GG``, not ``§``: the level is its article's, the same for ``lexir search
+    --format json`` (a UnitIndex) as for the service (a LoadedCorpus)."""
+    from lexir.analysis import Analyzer
+    from lexir.service.state import LoadedCorpus
+    from lexir.structure.hits import UnitIndex, format_hits
+    from lexir.types import Corpus, Document
+
+    gg = laws["GG"]
+    article = next(a for a in gg.articles if a.id == "GG::1")
+    absatz = article.children[0]
+    assert article.level == "art" and absatz.id == "GG::1/abs:1"
+    corpus = Corpus("gg-units", [Document(u.id, u.text) for u in gg.units()], "de", [gg])
+    loaded = LoadedCorpus("gg-units", corpus, {})
+    loaded.index_units()
+    analyze = Analyzer.create("de", "stem")
+    shown = [format_hits(view, [(absatz.id, 2.0), ("GG::1", 1.0)], "Würde des Menschen", analyze)
+             for view in (UnitIndex(corpus), loaded)]
+    assert shown[0] == shown[1]
+    hit = shown[0][0]
+    assert hit["citation"] == "Art. 1 Abs. 1 GG" and shown[0][1]["citation"] == "Art. 1 GG"
+    assert [c["id"] for c in hit["path"]][-2:] == ["GG::1", "GG::1/abs:1"]
+    assert "<mark>Würde</mark>" in hit["snippet"] and hit["text"] == absatz.text

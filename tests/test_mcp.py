@@ -87,6 +87,8 @@ def test_tools_over_stdio(tmp_path):
     assert pages[0]["total_chars"] == sum(len(p["text"]) for p in pages)
     assert [p["text_start"] for p in pages] == [sum(len(q["text"]) for q in pages[:i]) for i in range(len(pages))]
     assert [c["id"] for c in out["cite"]["citations"]] == ["kk::148/par:2", "kc::415"]
+    assert [c["ids"] for c in out["cite"]["citations"]] == [["kk::148/par:2"], ["kc::415"]]
+    assert out["cite"]["citations"][0]["citations"] == ["art. 148 § 2 k.k."]
     assert out["cite"]["citations"][1]["in_corpora"] == []  # the demo holds only the Kodeks karny
     assert out["verify"]["verified"] and out["verify"]["match"] == "exact"
     for name in ("bad_id", "bad_k", "bad_corpus"):

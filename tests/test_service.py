@@ -136,6 +136,15 @@ def test_search_post_batch_and_params(client):
     results = r.json()["results"]
     assert [x["query"]["id"] for x in results] == ["a", "b"]
     assert all(len(x["hits"]) == 3 and "text" not in x["hits"][0] for x in results)
+    # a batch answers each query as GET does, also two queries under one id
+    twice = client.post("/v1/pl-codes/search", json={"queries": [
+        {"id": "x", "text": "kradzież rzeczy ruchomej"}, {"id": "x", "text": "zabójstwo człowieka"}],
+        "k": 3, "text": False}).json()["results"]
+    for result in twice:
+        alone = client.get("/v1/pl-codes/search", params={"q": result["query"]["text"], "k": 3,
+                                                          "text": "false"}).json()
+        assert result["query"]["id"] == "x" and result["hits"] == alone["hits"]
+    assert twice[0]["hits"] != twice[1]["hits"]
     # A variant of a served system the operator allowed (--variant) is served and changes the scores.
     base = client.get("/v1/demo/search", params={"q": "kradzież rzeczy", "k": 1}).json()["hits"][0]
     tuned = client.get("/v1/demo/search", params={"q": "kradzież rzeczy", "k": 1, "param": "k1:0.3"}).json()
@@ -184,6 +193,12 @@ def test_cite(client):
     assert found[1]["unit_id"] == "kk::148/par:1" and found[1]["corpora"] == ["demo", "pl-codes"]
     r = client.post("/v1/cite", json={"text": "x", "language": "fr"})
     assert r.status_code == 400 and r.json()["error"]["valid"] == ["de", "el", "pl"]
+    # one citation naming two units of an article: both listed, not only the first
+    merged = client.post("/v1/cite", json={"text": "nach § 5 Abs. 1 Satz 1 und 4 SGB V", "language": "de"}).json()
+    first = merged["citations"][0]
+    assert first["unit_id"] == "SGB 5::5/abs:1/satz:1"
+    assert first["unit_ids"] == ["SGB 5::5/abs:1/satz:1", "SGB 5::5/abs:1/satz:4"]
+    assert first["citations"] == ["§ 5 Abs. 1 S. 1 SGB 5", "§ 5 Abs. 1 S. 4 SGB 5"]
 
 
 def test_verify_exact_fuzzy_and_refused(client):
@@ -209,6 +224,38 @@ def test_verify_exact_fuzzy_and_refused(client):
 def test_openapi(client):
     schema = client.get("/openapi.json").json()
     assert {"/v1/{corpus}/search", "/v1/cite", "/v1/verify", "/v1/corpora"} <= set(schema["paths"])
+    # the hit shape is documented: GET search answers a SearchResult of Hits
+    ok = schema["paths"]["/v1/{corpus}/search"]["get"]["responses"]["200"]["content"]["application/json"]
+    assert ok["schema"]["$ref"].endswith("/SearchResult")
+    hit = schema["components"]["schemas"]["Hit"]["properties"]
+    assert {"rank", "score", "id", "act", "path", "citation", "snippet", "explain", "text"} <= set(hit)
+
+
+def test_every_answer_has_its_documented_shape(client):
+    """Each route's answer validates against its response model in /openapi.json, no field more
+    or less (lexir.service.models): what the schema says is what comes back."""
+    from lexir.service import models
+
+    answers = [
+        (models.Health, client.get("/healthz")),
+        (models.Corpora, client.get("/v1/corpora")),
+        (models.SearchResult, client.get("/v1/pl-codes/search", params={"q": "kradzież rzeczy ruchomej", "k": 5})),
+        (models.SearchResult, client.get("/v1/demo/search", params={"q": "zabójstwo", "k": 3, "system": FUSED,
+                                                                    "text": "false"})),
+        (models.SearchResults, client.post("/v1/demo/search", json={"queries": [{"text": "rozbój"}], "k": 2})),
+        (models.ProvisionAnswer, client.get("/v1/pl-codes/provisions/kk::148/par:1",
+                                            params={"context": "parent,children,siblings,toc"})),
+        (models.ProvisionAnswer, client.get("/v1/demo/provisions/kk::1")),
+        (models.Citations, client.post("/v1/cite", json={"text": "art. 148 § 1 k.k. i art. 415 k.c.",
+                                                         "language": "pl"})),
+        (models.Verification, client.post("/v1/verify", json={"quote": "Kto zabija człowieka", "id": "kk::148",
+                                                              "corpus": "demo"})),
+    ]
+    for model, r in answers:
+        assert r.status_code == 200, r.text
+        model.model_validate(r.json())
+    fused = answers[3][1].json()["hits"]
+    assert all(h["explain"] and "text" not in h for h in fused)
 
 
 # ---------------------------------------------------------------------------

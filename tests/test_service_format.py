@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from lexir.analysis import Analyzer
-from lexir.service.hits import format_citation, snippet, unit_heading, verify_quote
+from lexir.citations.format import format_citation, unit_heading
+from lexir.service.hits import verify_quote
+from lexir.structure.hits import snippet
 
 
 @pytest.mark.parametrize(("unit_id", "language", "level", "expected"), [
@@ -68,3 +70,93 @@ def test_verify_quote_in_a_long_provision_finds_the_passage():
     text = f"{filler} {passage} {filler}"
     found = verify_quote("wer vorsaetzlich oder fahrlassig das leben eines anderen widerrechtlich verletzt", text)
     assert found["verified"] and found["match"] == "fuzzy" and found["span"]["text"] == passage
+
+
+def test_cli_search_json_has_the_service_hit_shape():
+    """``lexir search --format json`` prints the hits of the service's search: one shape (citation,
+    breadcrumbs, snippet, text), field for field."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+    from lexir.service import core
+    from lexir.service.state import ServiceState, Settings
+
+    query = "Kto zabija człowieka podlega karze"
+    result = CliRunner().invoke(app, ["search", "demo", query, "-k", "5", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.output)["hits"]
+    state = ServiceState(Settings())
+    state.add("demo", graph=False)
+    served = core.search(state, "demo", [("q", query)], 5)[0]["hits"]
+    assert printed == served
+    assert printed[0]["citation"] == "art. 148 k.k." and "<mark>zabija</mark>" in printed[0]["snippet"]
+
+
+def test_a_fused_retriever_explains_its_own_run():
+    """explain_many: the same run as search_many, and for each result each part's rank and score in
+    that part's own run; the service asks the retriever instead of fusing again."""
+    import lexir
+    from lexir.retrieval.base import explains
+    from lexir.types import Query, ranked
+
+    corpus = lexir.load("demo")
+    fused = lexir.build(corpus, "rrf(systems=bm25+bm25(mode=stem);depth=20)", cache=False)
+    bm25 = lexir.build(corpus, "bm25", cache=False)
+    assert explains(fused) and not explains(bm25)
+    queries = [Query("a", "zabójstwo człowieka"), Query("b", "kradzież rzeczy ruchomej")]
+    run, explained = fused.explain_many(queries, 5)
+    assert run == fused.search_many(queries, 5)
+    parts = [p.search_many(queries, 20) for p in fused.parts]
+    for q in queries:
+        assert set(explained[q.id]) == set(run[q.id])
+        for doc_id, by_part in explained[q.id].items():
+            for name, part in zip(fused.part_names, parts, strict=True):
+                ranks = [d for d, _ in ranked(part[q.id])]
+                assert (name in by_part) == (doc_id in ranks)
+                if name in by_part:
+                    assert by_part[name]["rank"] == ranks.index(doc_id) + 1
+            assert run[q.id][doc_id] == pytest.approx(sum(1 / (60 + p["rank"]) for p in by_part.values()))
+
+
+def test_a_batch_is_one_search_many(monkeypatch):
+    """A batch of queries reaches the retriever as one search_many (its batched path), never query
+    by query."""
+    from lexir.retrieval.bm25 import BM25Retriever
+    from lexir.service import core
+    from lexir.service.state import ServiceState, Settings
+
+    state = ServiceState(Settings())
+    state.add("demo", graph=False)
+    calls = []
+    original = BM25Retriever.search_many
+
+    def counted(self, queries, k=100, progress=None):
+        calls.append(len(queries))
+        return original(self, queries, k, progress)
+
+    monkeypatch.setattr(BM25Retriever, "search_many", counted)
+    found = core.search(state, "demo", [("a", "zabójstwo"), ("b", "kradzież"), ("a", "rozbój")], 3)
+    assert calls == [3] and [r["query"]["id"] for r in found] == ["a", "b", "a"]
+    assert found[0]["hits"] != found[2]["hits"]
+
+
+def test_kept_hit_fields_are_bounded_and_shared_unchanged(monkeypatch):
+    """The query-independent fields of a hit are kept per document within MAX_KEPT documents, and
+    a second hit on a document gets the same values (not copies that a caller could have changed)."""
+    import lexir
+    from lexir.structure import hits
+
+    corpus = lexir.load("demo").corpus
+    view = hits.UnitIndex(corpus)
+    analyze = hits.hit_analyzer(None, corpus.language)
+    monkeypatch.setattr(hits, "MAX_KEPT", 5)
+    ids = [d.id for d in corpus.documents[:12]]
+    for doc_id in ids:
+        hits.format_hits(view, [(doc_id, 1.0)], "kara", analyze)
+        assert len(view.kept) <= 5
+    first = hits.format_hits(view, [(ids[-1], 1.0)], "kara", analyze)[0]
+    again = hits.format_hits(view, [(ids[-1], 2.0)], "kara pozbawienia", analyze)[0]
+    assert first["path"] is again["path"] and first["path"] == hits.breadcrumbs(view, ids[-1])
+    assert again["rank"] == 1 and again["score"] == 2.0

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 
-from lexir.types import PATH_SEP, Act, Corpus, Division, Provision, UnitId, article_of
+from lexir.types import PATH_SEP, Act, Division, Provision, UnitId, article_of
 
 # level -> how the unit is written inside a citation, per language ({} is the label)
 _LEVELS = {
@@ -86,12 +86,6 @@ def unit_heading(level: str, label: str, language: str, title: str = "") -> str:
     else:
         text = _LEVELS.get(language, {}).get(level, f"{level} {{}}").format(_label(label, language))
     return f"{text} {title}".strip() if title and len(title) <= 120 else text
-
-
-def article_levels(corpus: Corpus) -> dict[str, str]:
-    """Article id -> its level (``para`` for §, ``art`` for Art, ``anlage`` ...): what
-    :func:`format_citation` needs to tell a German § from an Art."""
-    return {a.id: a.level for act in corpus.acts.values() for a in act.articles}
 
 
 def division_heading(division: Division) -> str:

@@ -195,21 +195,17 @@ def search(
     data_dir: Path = DataDir,
 ):
     """Search one question and print ranked articles with their citation and a snippet."""
-    from lexir.citations.format import article_levels, format_citation
     from lexir.datasets import open as open_data
     from lexir.datasets import with_as_of
+    from lexir.structure.hits import UnitIndex, format_hits, hit_analyzer
 
     if fmt not in ("table", "json"):
         raise CLIError(f"--format {fmt!r}: valid: table, json")
     corp = open_data(with_as_of(corpus, as_of), language=language, data_dir=data_dir, notify=warn, want="corpus")
     retriever = _retriever(corp, system, params, index)
     hits = retriever.search(query, k)
-    if fmt == "json":
-        levels = article_levels(corp)
-        rows = [{"rank": rank, "id": doc_id, "score": score,
-                 "citation": format_citation(doc_id, corp.language, levels.get(doc_id, "article")),
-                 "text": corp[doc_id].text if doc_id in corp else ""}
-                for rank, (doc_id, score) in enumerate(hits, 1)]
+    if fmt == "json":  # the hits of the service's search (one shape: lexir.structure.hits)
+        rows = format_hits(UnitIndex(corp), hits, query, hit_analyzer(retriever, corp.language))
         sys.stdout.write(json.dumps({"query": query, "hits": rows}, ensure_ascii=False) + "\n")
         return
     if not hits:

@@ -43,7 +43,7 @@ class Hit:
 
 def to_hit(hit: Mapping[str, Any], corpus: str, system: str, as_of: str | None,
            validity: Mapping[str, Any] | None) -> Hit:
-    """A hit of the service's shape (``lexir.service.core.hit_json``) as a :class:`Hit`."""
+    """A hit of the one shape (``lexir.structure.hits.format_hits``) as a :class:`Hit`."""
     meta: dict[str, Any] = {
         "id": hit["id"],
         "citation": hit["citation"],

@@ -14,7 +14,8 @@ import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import lru_cache
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -73,6 +74,30 @@ class Retriever(ABC):
             if progress:
                 progress(1)
         return run
+
+
+# Per query id, per document: each part's {"rank", "score"} (what a fused hit is made of).
+Explanation = dict[str, dict[str, dict[str, dict[str, float]]]]
+
+
+@runtime_checkable
+class Explains(Protocol):
+    """A retriever that can say what each of its results is made of (a fused system: each part's
+    rank and score), from the same searches that rank them."""
+
+    def explain_many(self, queries: Sequence[Query], k: int = 100) -> tuple[Run, Explanation]:
+        """The run of :meth:`Retriever.search_many` and, for each of its results, its parts."""
+
+
+@lru_cache(maxsize=256)
+def _explains(kind: type) -> bool:
+    return issubclass(kind, Explains)
+
+
+def explains(retriever: Any) -> bool:
+    """Whether ``retriever`` is :class:`Explains` (asked once per class: a protocol check costs
+    more than a BM25 search)."""
+    return _explains(type(retriever))
 
 
 def top_scores(scores: np.ndarray, doc_ids: Sequence[str], k: int) -> list[tuple[str, float]]:

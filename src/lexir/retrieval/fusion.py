@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from lexir.retrieval.base import Retriever, register_system
+from lexir.retrieval.base import Explanation, Retriever, register_system
 from lexir.retrieval.spec import Spec, parse_spec_list
 from lexir.types import Corpus, Query, Run, ranked
 
@@ -152,6 +152,27 @@ class FusedRetriever(Retriever):
                     progress: Callable[[int], None] | None = None) -> Run:
         fused = fuse(self.part_runs(queries), self.method, **self.params)
         return self.each(queries, lambda q: ranked(fused.get(q.id, {}))[:k], progress)
+
+    def explain_many(self, queries: Sequence[Query], k: int = 100) -> tuple[Run, Explanation]:
+        """The fused run and, for each of its results, each part's rank and score in that part's
+        top ``depth`` (parts written alike are numbered: ``0:bm25``, ``1:bm25``)."""
+        runs = self.part_runs(queries)
+        fused = fuse(runs, self.method, **self.params)
+        names = list(self.part_names)
+        if len(set(names)) < len(names):
+            names = [f"{i}:{n}" for i, n in enumerate(names)]
+        run: Run = {}
+        explained: Explanation = {}
+        for q in queries:
+            top = dict(ranked(fused.get(q.id, {}))[:k])
+            run[q.id] = top
+            parts: dict[str, dict[str, dict[str, float]]] = {doc_id: {} for doc_id in top}
+            for name, part in zip(names, runs, strict=True):
+                for rank, (doc_id, score) in enumerate(ranked(part.get(q.id, {})), 1):
+                    if doc_id in parts:
+                        parts[doc_id][name] = {"rank": rank, "score": round(score, 6)}
+            explained[q.id] = parts
+        return run, explained
 
 
 @register_system("rrf", "reciprocal rank fusion (k=60) of the top 100 of several systems",

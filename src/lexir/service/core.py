@@ -11,35 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lexir.citations.format import (
-    division_crumbs,
-    division_heading,
-    division_starts,
-    format_citation,
-    unit_heading,
-)
-from lexir.service.hits import snippet, verify_quote
+from lexir.citations.format import division_heading, division_starts, format_citation
+from lexir.retrieval.base import explains
+from lexir.service.hits import verify_quote
 from lexir.service.state import LoadedCorpus, NotFound, ServiceError, ServiceState
+from lexir.structure.hits import breadcrumbs, citation, format_hits, hit_analyzer
 from lexir.types import Query, ranked
 
 CONTEXTS = ("parent", "children", "siblings", "toc")
-
-
-def _analyzer(retriever, loaded: LoadedCorpus):
-    """The analyzer that decides which words of a hit count as matched: the retriever's own when it
-    has one (BM25), else a stemming analyzer of the corpus language, else plain words."""
-    analyzer = getattr(retriever, "analyzer", None)
-    if analyzer is None:
-        parts = getattr(retriever, "parts", None) or []
-        analyzer = next((p.analyzer for p in parts if getattr(p, "analyzer", None) is not None), None)
-    if analyzer is None:
-        from lexir.analysis import Analyzer
-
-        try:
-            analyzer = Analyzer.create(loaded.language or "en", "stem")
-        except ValueError:
-            analyzer = Analyzer.create(loaded.language or "en", "raw")
-    return analyzer
 
 
 def check_text(text: Any, where: str) -> str:
@@ -158,82 +137,23 @@ def search(state: ServiceState, corpus: str, queries: Sequence[tuple[str, str]],
     for i, (qid, _) in enumerate(queries):
         check_text(qid, f"queries[{i}].id")
     retriever = request_retriever(state, loaded, system, params, typed)
-    analyze = _analyzer(retriever, loaded)
+    analyze = hit_analyzer(retriever, loaded.language)
+    # One batch through the retriever (its own batched search), under ids of our own: two queries
+    # of a batch may carry the same id.
+    batch = [Query(str(i), text) for i, text in enumerate(texts)]
+    explained = None
+    if explains(retriever):  # a fused system: each part's rank and score beside the hit
+        run, explained = retriever.explain_many(batch, k)
+    else:
+        run = retriever.search_many(batch, k)
+    shown = system or state.settings.systems[0]
     out = []
-    for (qid, _), text in zip(queries, texts, strict=True):
-        explain: dict[str, dict[str, dict[str, float]]] = {}
-        fused = hasattr(retriever, "part_runs")
-        if fused:
-            # A fused system: its parts' runs once, fused here, so each part's rank and score can be
-            # shown beside the fused result without searching twice.
-            from lexir.retrieval.fusion import fuse
-
-            runs = retriever.part_runs([Query(qid, text)])
-            results = ranked(fuse(runs, retriever.method, **retriever.params).get(qid, {}))[:k]
-            names = list(retriever.part_names)
-            if len(set(names)) < len(names):  # two parts written alike: number them
-                names = [f"{i}:{n}" for i, n in enumerate(names)]
-            for name, run in zip(names, runs, strict=True):
-                for rank, (doc_id, score) in enumerate(ranked(run.get(qid, {})), 1):
-                    explain.setdefault(doc_id, {})[name] = {"rank": rank, "score": round(score, 6)}
-        else:
-            results = retriever.search(text, k)
-        terms = frozenset(analyze(text))
-        hits = []
-        for rank, (doc_id, score) in enumerate(results, 1):
-            hit = hit_json(loaded, doc_id, rank, score, terms, analyze, with_text)
-            if fused:
-                hit["explain"] = explain.get(doc_id, {})
-            hits.append(hit)
-        out.append({"query": {"id": qid, "text": text}, "corpus": loaded.name,
-                    "system": system or state.settings.systems[0], "hits": hits})
+    for (qid, _), q in zip(queries, batch, strict=True):
+        results = ranked(run.get(q.id, {}))[:k]
+        hits = format_hits(loaded, results, q.text, analyze, with_text,
+                           explained.get(q.id, {}) if explained is not None else None)
+        out.append({"query": {"id": qid, "text": q.text}, "corpus": loaded.name, "system": shown, "hits": hits})
     return out
-
-
-def hit_json(loaded: LoadedCorpus, doc_id: str, rank: int, score: float, terms, analyze,
-             with_text: bool = True) -> dict[str, Any]:
-    doc = loaded.corpus.get(doc_id)
-    text = doc.text if doc else ""
-    unit = loaded.units.get(doc_id)
-    act = unit.act if unit else None
-    hit: dict[str, Any] = {
-        "rank": rank,
-        "score": round(float(score), 6),
-        "id": doc_id,
-        "act": {"id": act.id if act else doc_id.split("::", 1)[0], "title": act.title if act else ""},
-        "path": breadcrumbs(loaded, doc_id),
-        "citation": citation(loaded, doc_id),
-        "title": doc.title if doc else "",
-        "snippet": snippet(text, terms, analyze),
-    }
-    if with_text:
-        hit["text"] = text
-        # Anserini / Pyserini REST candidate fields, so rerankers reading those read this too.
-        hit["docid"] = doc_id
-        hit["doc"] = {"id": doc_id, "title": doc.title if doc else "", "contents": text}
-    return hit
-
-
-def citation(loaded: LoadedCorpus, unit_id: str) -> str:
-    unit = loaded.units.get(unit_id)
-    level = "article"
-    if unit is not None:
-        article = loaded.units.get(unit_id.split("/", 1)[0])
-        level = article.provision.level if article else unit.provision.level
-    return format_citation(unit_id, loaded.language, level)
-
-
-def breadcrumbs(loaded: LoadedCorpus, unit_id: str) -> list[dict[str, str]]:
-    """The act, then each unit from the article down to ``unit_id``."""
-    unit = loaded.units.get(unit_id)
-    if unit is None:
-        return []
-    crumbs = [{"id": unit.act.id, "level": "act", "label": unit.act.title or unit.act.id},
-              *division_crumbs(unit.act, unit_id)]  # Buch, Abschnitt, Titel ... where the law has them
-    for uid in [*loaded.ancestors(unit_id), unit_id]:
-        p = loaded.units[uid].provision
-        crumbs.append({"id": uid, "level": p.level, "label": unit_heading(p.level, p.label, loaded.language, p.title)})
-    return crumbs
 
 
 def _ref(loaded: LoadedCorpus, unit_id: str) -> dict[str, Any]:
@@ -314,8 +234,9 @@ def cited_by_within(graph, node: str) -> list[str]:
 
 
 def cite(state: ServiceState, text: Any, language: Any) -> dict[str, Any]:
-    """The citations in ``text``: span, act as written, canonical id (or null), and the served
-    corpora holding the cited article."""
+    """The citations in ``text``: span, act as written, canonical id (or null), the cited unit's id
+    and citation, every unit one citation names (``§ 5 Abs. 1 Satz 1 und 4``: two; ``unit_ids``,
+    ``citations``), and the served corpora holding the cited article."""
     from lexir.citations.extract import LANGUAGES, find_citations
 
     if not isinstance(text, str):
@@ -331,6 +252,8 @@ def cite(state: ServiceState, text: Any, language: Any) -> dict[str, Any]:
         item["act_raw"] = c.act_raw
         item["unit_id"] = c.unit_id
         item["citation"] = format_citation(c.unit_id, language) if c.unit_id else None
+        item["unit_ids"] = list(c.unit_ids)
+        item["citations"] = [format_citation(uid, language) for uid in c.unit_ids]
         item["corpora"] = [name for name, lc in state.corpora.items() if c.id and c.id in lc.units]
         out.append(item)
     return {"language": language, "citations": out}

@@ -1,6 +1,6 @@
 """Provisions through time, whatever the transport: a provision's versions, the diff between two
 dates, and the validity of a list of ids on a date. The MCP tools, the HTTP routes
-(:mod:`lexir.service.history_routes`) and the framework retrievers (:mod:`lexir.integrations`) answer from here;
+(:mod:`lexir.service.routes.history`) and the framework retrievers (:mod:`lexir.integrations`) answer from here;
 the work itself is :mod:`lexir.structure.changes` (as ``lexir diff``).
 
 Only a served corpus with a history (``de-gesetze-history``) has versions; any other is a 400

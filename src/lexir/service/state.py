@@ -23,6 +23,7 @@ from typing import Any
 from lexir.retrieval.base import Retriever
 from lexir.service.dated import SizedCache, estimate_bytes
 from lexir.structure.graph import cached_graph
+from lexir.structure.hits import Unit, ancestors, index_units
 from lexir.types import Act, Corpus, Provision, act_of, article_of
 
 
@@ -89,15 +90,6 @@ class Settings:
         return cls(**values)
 
 
-@dataclass(slots=True)
-class Unit:
-    """A provision with its place: its act and its parent (a million of these for German law)."""
-
-    provision: Provision
-    act: Act
-    parent: str | None
-
-
 @dataclass
 class LoadedCorpus:
     """One served corpus: documents, units by id, article order, graph and retrievers."""
@@ -114,37 +106,18 @@ class LoadedCorpus:
     as_of: str | None = None
     dates: dict[str, Any] | None = None  # for a corpus with a history: its version dates
     dated_key: tuple[str, str] | None = None  # for a corpus as of a date: (corpus, interval start)
+    kept: dict[str, dict[str, Any]] = field(default_factory=dict)  # hit fields (lexir.structure.hits)
 
     @property
     def language(self) -> str:
         return self.corpus.language
 
     def index_units(self) -> None:
-        for act in self.corpus.acts.values():
-            order = self.article_order.setdefault(act.id, [])
-            for article in act.articles:
-                order.append(article.id)
-                stack: list[tuple[Provision, str | None]] = [(article, None)]
-                while stack:
-                    unit, parent = stack.pop()
-                    self.units[unit.id] = Unit(unit, act, parent)
-                    stack.extend((child, unit.id) for child in unit.children)
-        # A corpus without acts (a BEIR folder, a JSONL file): each document is its own article.
-        if not self.corpus.acts:
-            for doc in self.corpus.documents:
-                act_id = act_of(doc.id)
-                act = Act(act_id, "", self.corpus.language)
-                self.units[doc.id] = Unit(Provision(doc.id, "article", doc.id.split("::", 1)[-1], doc.text,
-                                                    doc.title), act, None)
-                self.article_order.setdefault(act_id, []).append(doc.id)
+        self.units, self.article_order = index_units(self.corpus)
 
     def ancestors(self, unit_id: str) -> list[str]:
         """Ids from the article down to the parent of ``unit_id``."""
-        out, parent = [], self.units[unit_id].parent
-        while parent is not None:
-            out.append(parent)
-            parent = self.units[parent].parent
-        return out[::-1]
+        return ancestors(self.units, unit_id)
 
     def unit(self, unit_id: str) -> Unit:
         found = self.units.get(unit_id)

@@ -11,18 +11,22 @@ import hmac
 from importlib import resources
 from urllib.parse import quote
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import Field
 
 from lexir.service import core
-from lexir.service.app import PAGE_KEY_COOKIE, Body
+from lexir.service.http import PAGE_KEY_COOKIE, state_of
 from lexir.service.judgements import Judgements
-from lexir.service.state import NotFound, ServiceError, ServiceState
+from lexir.service.models import Body
+from lexir.service.state import NotFound, ServiceError
 
 PAGE_K = 20
+FOLDER = resources.files("lexir.service")
+templates = Jinja2Templates(directory=str(FOLDER / "templates"))
+router = APIRouter(include_in_schema=False)
 
 
 class Mark(Body):
@@ -32,75 +36,89 @@ class Mark(Body):
     grade: int = Field(ge=0, le=3)
 
 
-def add_page_routes(app: FastAPI, state: ServiceState, judgements: Judgements | None = None) -> None:
-    folder = resources.files("lexir.service")
-    templates = Jinja2Templates(directory=str(folder / "templates"))
-    app.mount("/static", StaticFiles(directory=str(folder / "static")), name="static")
-    store = judgements or Judgements()
-    app.state.judgements = store
+def mount_page(app: FastAPI, judgements: Judgements | None = None) -> None:
+    """The page's routes, its static files and its relevance marks (``app.state.judgements``) on ``app``."""
+    app.mount("/static", StaticFiles(directory=str(FOLDER / "static")), name="static")
+    app.state.judgements = judgements or Judgements()
+    app.include_router(router)
 
-    def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
-        corpus = context.get("corpus") or state.default_corpus()
-        base = {"corpora": list(state.corpora), "systems": list(state.settings.systems), "corpus": corpus,
-                "system": context.get("system") or state.settings.systems[0], "q": "", "error": None,
-                "lang": state.corpora[corpus].language if corpus in state.corpora else "en"}
-        return templates.TemplateResponse(request, name, {**base, **context}, status_code=status)
 
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def search_page(request: Request, q: str = "", corpus: str | None = None, system: str | None = None):
-        corpus = corpus or state.default_corpus()
-        if not q.strip():
-            return page(request, "search.html", corpus=corpus, system=system, results=None)
-        try:
-            found = core.search(state, corpus, [("q", q)], PAGE_K, system, {}, with_text=False)[0]
-        except ServiceError as exc:
-            return page(request, "search.html", exc.status, corpus=corpus if corpus in state.corpora else None,
-                        q=q, system=system, results=None, error=exc.message)
-        marks = store.marks_for(corpus, q)
-        return page(request, "search.html", corpus=corpus, q=q, system=found["system"], results=found["hits"],
-                    marks=marks)
+def _store(request: Request) -> Judgements:
+    return request.app.state.judgements
 
-    @app.get("/p/{corpus}/{unit_id:path}", response_class=HTMLResponse, include_in_schema=False)
-    def provision_page(request: Request, corpus: str, unit_id: str, q: str = ""):
-        try:
-            found = core.provision(state, corpus, unit_id, ["children", "toc"])
-        except ServiceError as exc:
-            return page(request, "search.html", exc.status, corpus=corpus if corpus in state.corpora else None,
-                        results=None, error=exc.message)
-        qs = f"?q={quote(q)}" if q else ""
-        return page(request, "provision.html", corpus=corpus, p=found, q=q, qs=qs,
-                    marks=store.marks_for(corpus, q) if q else {})
 
-    @app.post("/judgements", include_in_schema=False)
-    def mark(body: Mark) -> dict:
-        loaded = state.get(body.corpus)
-        if body.id not in loaded.units:
-            raise NotFound(f"no provision {body.id!r} in corpus {body.corpus!r}", field="id")
-        core.check_query(state, body.query, "query")
-        qid = store.mark(body.corpus, body.query, body.id, body.grade)
-        return {"qid": qid, "id": body.id, "grade": body.grade}
+def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
+    state = state_of(request)
+    corpus = context.get("corpus") or state.default_corpus()
+    base = {"corpora": list(state.corpora), "systems": list(state.settings.systems), "corpus": corpus,
+            "system": context.get("system") or state.settings.systems[0], "q": "", "error": None,
+            "lang": state.corpora[corpus].language if corpus in state.corpora else "en"}
+    return templates.TemplateResponse(request, name, {**base, **context}, status_code=status)
 
-    @app.get("/judgements/qrels", response_class=PlainTextResponse, include_in_schema=False)
-    def export(corpus: str | None = None) -> str:
-        return "".join(line + "\n" for line in store.qrels_lines(corpus))
 
-    @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
-    def login_form(request: Request):
-        return page(request, "login.html")
+@router.get("/", response_class=HTMLResponse)
+def search_page(request: Request, q: str = "", corpus: str | None = None, system: str | None = None):
+    state = state_of(request)
+    corpus = corpus or state.default_corpus()
+    if not q.strip():
+        return page(request, "search.html", corpus=corpus, system=system, results=None)
+    try:
+        found = core.search(state, corpus, [("q", q)], PAGE_K, system, {}, with_text=False)[0]
+    except ServiceError as exc:
+        return page(request, "search.html", exc.status, corpus=corpus if corpus in state.corpora else None,
+                    q=q, system=system, results=None, error=exc.message)
+    marks = _store(request).marks_for(corpus, q)
+    return page(request, "search.html", corpus=corpus, q=q, system=found["system"], results=found["hits"],
+                marks=marks)
 
-    @app.post("/login", include_in_schema=False)
-    async def login(request: Request):
-        form = (await request.body()).decode("utf-8", "replace")
-        given = dict(p.partition("=")[::2] for p in form.split("&")).get("key", "")
-        from urllib.parse import unquote_plus
 
-        given = unquote_plus(given)
-        key = state.settings.api_key or ""
-        if not key or not hmac.compare_digest(given.encode(), key.encode()):
-            return page(request, "login.html", 401, error="wrong key")
-        response = RedirectResponse("/", status_code=303)
-        # Secure where the page is served over TLS (uvicorn's --ssl-*, or a proxy's X-Forwarded-Proto
-        # from an address uvicorn trusts): the browser then never sends the key in clear.
-        response.set_cookie(PAGE_KEY_COOKIE, given, httponly=True, samesite="strict",
-                            secure=request.url.scheme == "https")
-        return response
+@router.get("/p/{corpus}/{unit_id:path}", response_class=HTMLResponse)
+def provision_page(request: Request, corpus: str, unit_id: str, q: str = ""):
+    state = state_of(request)
+    try:
+        found = core.provision(state, corpus, unit_id, ["children", "toc"])
+    except ServiceError as exc:
+        return page(request, "search.html", exc.status, corpus=corpus if corpus in state.corpora else None,
+                    results=None, error=exc.message)
+    qs = f"?q={quote(q)}" if q else ""
+    return page(request, "provision.html", corpus=corpus, p=found, q=q, qs=qs,
+                marks=_store(request).marks_for(corpus, q) if q else {})
+
+
+@router.post("/judgements")
+def mark(body: Mark, request: Request) -> dict:
+    state = state_of(request)
+    loaded = state.get(body.corpus)
+    if body.id not in loaded.units:
+        raise NotFound(f"no provision {body.id!r} in corpus {body.corpus!r}", field="id")
+    core.check_query(state, body.query, "query")
+    qid = _store(request).mark(body.corpus, body.query, body.id, body.grade)
+    return {"qid": qid, "id": body.id, "grade": body.grade}
+
+
+@router.get("/judgements/qrels", response_class=PlainTextResponse)
+def export(request: Request, corpus: str | None = None) -> str:
+    return "".join(line + "\n" for line in _store(request).qrels_lines(corpus))
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_form(request: Request):
+    return page(request, "login.html")
+
+
+@router.post("/login")
+async def login(request: Request):
+    form = (await request.body()).decode("utf-8", "replace")
+    given = dict(p.partition("=")[::2] for p in form.split("&")).get("key", "")
+    from urllib.parse import unquote_plus
+
+    given = unquote_plus(given)
+    key = state_of(request).settings.api_key or ""
+    if not key or not hmac.compare_digest(given.encode(), key.encode()):
+        return page(request, "login.html", 401, error="wrong key")
+    response = RedirectResponse("/", status_code=303)
+    # Secure where the page is served over TLS (uvicorn's --ssl-*, or a proxy's X-Forwarded-Proto
+    # from an address uvicorn trusts): the browser then never sends the key in clear.
+    response.set_cookie(PAGE_KEY_COOKIE, given, httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https")
+    return response

@@ -1,0 +1,271 @@
+"""One search hit, whoever shows it: ``lexir search --format json``, the HTTP API, the web page and
+the MCP tools all format a ranked document here, so a hit has one shape everywhere.
+
+A hit is::
+
+    {"rank", "score", "id", "act": {"id", "title"}, "path": [breadcrumbs], "citation", "title",
+     "snippet", ["explain"], ["text", "docid", "doc": {"id", "title", "contents"}]}
+
+``path`` is the act, the divisions it stands in (Buch, Abschnitt ...) and each unit from the article
+down to the hit; ``citation`` is the unit as lawyers write it, with its article's level (a German
+``§`` or ``Art.``), also for a unit below the article; ``snippet`` is the window of the text with
+the query's terms in ``<mark>``. ``explain`` (a fused system only) gives each part's rank and score.
+
+What does not depend on the query (act, path, citation, title) is computed once per document and
+kept, within :data:`MAX_KEPT` documents per corpus; each hit is a new dict around those values,
+which nobody changes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import html
+import re
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from lexir.citations.format import division_crumbs, format_citation, unit_heading
+from lexir.types import Act, Corpus, Provision, act_of
+
+MAX_KEPT = 8192  # documents whose query-independent hit fields are kept, per corpus (a few MiB)
+
+
+@dataclass(slots=True)
+class Unit:
+    """A provision with its place: its act and its parent (a million of these for German law)."""
+
+    provision: Provision
+    act: Act
+    parent: str | None
+
+
+def index_units(corpus: Corpus) -> tuple[dict[str, Unit], dict[str, list[str]]]:
+    """Every unit of ``corpus`` by id, and each act's article ids in order. A corpus without acts
+    (a BEIR folder, a JSONL file): each document is its own article."""
+    units: dict[str, Unit] = {}
+    order: dict[str, list[str]] = {}
+    for act in corpus.acts.values():
+        articles = order.setdefault(act.id, [])
+        for article in act.articles:
+            articles.append(article.id)
+            stack: list[tuple[Provision, str | None]] = [(article, None)]
+            while stack:
+                unit, parent = stack.pop()
+                units[unit.id] = Unit(unit, act, parent)
+                stack.extend((child, unit.id) for child in unit.children)
+    if not corpus.acts:
+        for doc in corpus.documents:
+            act_id = act_of(doc.id)
+            act = Act(act_id, "", corpus.language)
+            units[doc.id] = Unit(Provision(doc.id, "article", doc.id.split("::", 1)[-1], doc.text, doc.title),
+                                 act, None)
+            order.setdefault(act_id, []).append(doc.id)
+    return units, order
+
+
+class Units(Protocol):
+    """What hits are formatted from: the corpus, its units by id, and the kept hit fields."""
+
+    corpus: Corpus
+    units: dict[str, Unit]
+    kept: dict[str, dict[str, Any]]
+
+    @property
+    def language(self) -> str: ...
+
+
+@dataclass
+class UnitIndex:
+    """The units of a corpus, for formatting its hits (the service's ``LoadedCorpus`` is one too)."""
+
+    corpus: Corpus
+    units: dict[str, Unit] = field(default_factory=dict)
+    article_order: dict[str, list[str]] = field(default_factory=dict)
+    kept: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.units:
+            self.units, self.article_order = index_units(self.corpus)
+
+    @property
+    def language(self) -> str:
+        return self.corpus.language
+
+
+def ancestors(units: Mapping[str, Unit], unit_id: str) -> list[str]:
+    """Ids from the article down to the parent of ``unit_id``."""
+    out, parent = [], units[unit_id].parent
+    while parent is not None:
+        out.append(parent)
+        parent = units[parent].parent
+    return out[::-1]
+
+
+def citation(view: Units, unit_id: str) -> str:
+    """``unit_id`` as cited in its jurisdiction, with the level of its article (``§`` or ``Art.``)."""
+    unit = view.units.get(unit_id)
+    level = "article"
+    if unit is not None:
+        article = view.units.get(unit_id.split("/", 1)[0])
+        level = article.provision.level if article else unit.provision.level
+    return format_citation(unit_id, view.language, level)
+
+
+def breadcrumbs(view: Units, unit_id: str) -> list[dict[str, str]]:
+    """The act, its divisions, then each unit from the article down to ``unit_id``."""
+    unit = view.units.get(unit_id)
+    if unit is None:
+        return []
+    crumbs = [{"id": unit.act.id, "level": "act", "label": unit.act.title or unit.act.id},
+              *division_crumbs(unit.act, unit_id)]  # Buch, Abschnitt, Titel ... where the law has them
+    for uid in [*ancestors(view.units, unit_id), unit_id]:
+        p = view.units[uid].provision
+        crumbs.append({"id": uid, "level": p.level, "label": unit_heading(p.level, p.label, view.language, p.title)})
+    return crumbs
+
+
+def _fields(view: Units, doc_id: str) -> dict[str, Any]:
+    """The hit fields of ``doc_id`` that do not depend on the query, computed once."""
+    found = view.kept.get(doc_id)
+    if found is not None:
+        return found
+    doc = view.corpus.get(doc_id)
+    unit = view.units.get(doc_id)
+    act = unit.act if unit else None
+    found = {"act": {"id": act.id if act else doc_id.split("::", 1)[0], "title": act.title if act else ""},
+             "path": breadcrumbs(view, doc_id), "citation": citation(view, doc_id),
+             "title": doc.title if doc else "", "text": doc.text if doc else ""}
+    if len(view.kept) >= MAX_KEPT:  # bounded: start again (a whole dict operation, safe across threads)
+        view.kept.clear()
+    view.kept[doc_id] = found
+    return found
+
+
+def format_hits(view: Units, results: Sequence[tuple[str, float]], query: str,
+                analyze: Callable[[str], list[str]], with_text: bool = True,
+                explain: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The hits of one query's ``results`` (best first); ``analyze`` decides which words of a text
+    match the query (:func:`hit_analyzer`); ``explain``: a fused system's parts per document."""
+    terms = frozenset(analyze(query))
+    hits = []
+    for rank, (doc_id, score) in enumerate(results, 1):
+        fields = _fields(view, doc_id)
+        text = fields["text"]
+        hit: dict[str, Any] = {"rank": rank, "score": round(float(score), 6), "id": doc_id, "act": fields["act"],
+                               "path": fields["path"], "citation": fields["citation"], "title": fields["title"],
+                               "snippet": snippet(text, terms, analyze)}
+        if explain is not None:
+            hit["explain"] = explain.get(doc_id, {})
+        if with_text:
+            hit["text"] = text
+            # Anserini / Pyserini REST candidate fields, so rerankers reading those read this too.
+            hit["docid"] = doc_id
+            hit["doc"] = {"id": doc_id, "title": fields["title"], "contents": text}
+        hits.append(hit)
+    return hits
+
+
+def hit_analyzer(retriever: Any, language: str) -> Callable[[str], list[str]]:
+    """The analyzer that decides which words of a hit count as matched: the retriever's own when it
+    has one (BM25, or a BM25 part of a fused system), else a stemming analyzer of the language,
+    else plain words."""
+    analyzer = getattr(retriever, "analyzer", None)
+    if analyzer is None:
+        parts = getattr(retriever, "parts", None) or []
+        analyzer = next((p.analyzer for p in parts if getattr(p, "analyzer", None) is not None), None)
+    if analyzer is None:
+        from lexir.analysis import Analyzer
+
+        try:
+            analyzer = Analyzer.create(language or "en", "stem")
+        except ValueError:
+            analyzer = Analyzer.create(language or "en", "raw")
+    return analyzer
+
+
+# ---------------------------------------------------------------------------
+# snippets
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_MAX_FORMS = 500_000  # word -> index terms, kept per analyzer
+_MAX_TEXTS = 4096  # texts whose term -> word spans map is kept, per analyzer
+_SPANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_OPEN, _CLOSE = "\x02", "\x03"  # where <mark> and </mark> go, escaped with the rest and then replaced
+
+
+def snippet(text: str, terms: Iterable[str], analyze: Callable[[str], list[str]], width: int = 280) -> str:
+    """The window of ``text`` (about ``width`` characters) with the most query terms, HTML-escaped,
+    the matched words in ``<mark>``. A word matches when one of its index terms is in ``terms``."""
+    terms = frozenset(terms)
+    spans: list[tuple[int, int]] = []
+    if terms:
+        by_term = _term_spans(text, analyze)
+        found = [by_term[t] for t in by_term.keys() & terms]
+        if len(found) == 1:
+            spans = list(found[0])
+        elif found:  # a word with two matched terms is one match
+            spans = sorted({span for spans_of in found for span in spans_of})
+    start = 0
+    if spans and len(text) > width:
+        best, best_count, j = 0, 0, 0
+        for i, (s, _) in enumerate(spans):  # the window starting at a match that covers the most matches
+            while j < len(spans) and spans[j][1] <= s + width:
+                j += 1
+            if j - i > best_count:
+                best, best_count = i, j - i
+        start = max(0, spans[best][0] - width // 5)
+        space = text.rfind(" ", 0, start + 1)
+        start = space + 1 if space > 0 and start - space < 30 else start
+    end = min(len(text), start + width)
+    if end < len(text):
+        space = text.rfind(" ", start, end)
+        end = space if space > start + width // 2 else end
+    out, pos = [], start
+    for s, e in spans[bisect.bisect_left(spans, (start, start)):]:  # the matches inside the window
+        if e > end:
+            break
+        out += (text[pos:s], _OPEN, text[s:e], _CLOSE)
+        pos = e
+    out.append(text[pos:end])
+    if _OPEN in text or _CLOSE in text:  # the markers are the text's own: escape piece by piece
+        tags = {1: "<mark>", 3: "</mark>"}
+        body = " ".join("".join(tags.get(i % 4) or html.escape(p) for i, p in enumerate(out)).split())
+    else:  # one escape for the whole window, then the markers become the tags
+        body = " ".join(html.escape("".join(out)).split()).replace(_OPEN, "<mark>").replace(_CLOSE, "</mark>")
+    return ("… " if start > 0 else "") + body + (" …" if end < len(text) else "")
+
+
+def _term_spans(text: str, analyze) -> dict[str, tuple[tuple[int, int], ...]]:
+    """Index term -> the (start, end) of every word of ``text`` that analyses to it, in order.
+    Analysing every word is most of a snippet's cost, so the map is kept for the most recent
+    texts (and the index terms of every word seen)."""
+    try:
+        cache = _SPANS.setdefault(analyze, {"texts": OrderedDict(), "forms": {}})
+    except TypeError:  # not weak-referenceable: no cache
+        cache = {"texts": OrderedDict(), "forms": {}}
+    texts, forms_of = cache["texts"], cache["forms"]
+    key = hash(text)
+    found = texts.get(key)
+    if found is not None and found[0] == text:
+        return found[1]
+    by_term: dict[str, list[tuple[int, int]]] = {}
+    for m in _WORD.finditer(text):
+        word = m.group()
+        forms = forms_of.get(word)
+        if forms is None:
+            forms = tuple(dict.fromkeys(analyze(word)))
+            if len(forms_of) < _MAX_FORMS:
+                forms_of[word] = forms
+        for form in forms:
+            by_term.setdefault(form, []).append(m.span())
+    mapping = {t: tuple(spans) for t, spans in by_term.items()}
+    texts[key] = (text, mapping)
+    while len(texts) > _MAX_TEXTS:
+        try:
+            texts.popitem(last=False)
+        except KeyError:  # emptied by another thread meanwhile
+            break
+    return mapping

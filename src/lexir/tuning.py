@@ -41,7 +41,7 @@ def sweep_bm25(
         for b in bs:
             retriever = BM25Retriever(analyzer, k1, b, settings["method"], settings["title_weight"],
                                       settings["dedupe_query"])
-            retriever._index_ids(ids_per_doc, dict(vocab), corpus.ids, fingerprint)
+            retriever.index_ids(ids_per_doc, dict(vocab), corpus.ids, fingerprint)
             hits = retriever.search_ids(query_ids, 100)
             run = {q.id: dict(h) for q, h in zip(queries.queries, hits, strict=True)}
             grid[(k1, b)] = evaluate(run, queries.qrels, [measure]).mean(measure)

@@ -4,7 +4,7 @@
 Paths (each measured in its own freshly spawned process, so memory peaks do not mix):
 
 * ``lexir``     - (a) ``BM25Retriever(Analyzer(...)).index(corpus)`` then
-                  ``search_many(queries, k)``: analysis + bm25s scoring + mapping to document ids;
+                  ``search_many(queries, k)``: analysis + lexir's scoring kernel + mapping to document ids;
 * ``bm25s``     - (b) raw bm25s on the same tokens: documents and queries are analysed with
                   lexir's analyzer and mapped to term ids *outside* the timed section; only
                   ``bm25s.BM25(...).index((ids, vocab))`` and ``retrieve(query_ids)`` are timed,

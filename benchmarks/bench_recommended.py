@@ -8,9 +8,9 @@ embedding cache when the queries were encoded before (an experiment run does tha
 with a dense part is also timed once with its encoder unwrapped from the cache ("cold": every
 query encoded, as for questions never seen), which is what a new user's queries cost.
 
-``--phrase-ab`` also times the phrase-evidence BM25 (``bm25 bigrams=0.5``) both ways, interleaved
-in one process: batches through the merged term+pair matrix and bm25's compiled kernel (the
-default), and the per-query sum of two full score vectors it replaced.
+``--phrase-ab`` also times the phrase-evidence BM25 (``bm25 bigrams=0.5``): batches through the
+merged term+pair matrix and the BM25 kernel (the per-query sum of two score vectors it replaced
+is gone).
 
     nice -n 10 python benchmarks/bench_recommended.py --datasets pl-exams:tune,el-dev --phrase-ab
 """
@@ -21,7 +21,6 @@ import argparse
 import time
 
 from lexir.datasets import open as open_data
-from lexir.retrieval import evidence
 from lexir.retrieval.build import build_retriever
 from lexir.retrieval.dense import DenseRetriever
 
@@ -62,7 +61,7 @@ def main() -> None:
     ap.add_argument("--systems", default="bm25,recommended")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cold-queries", type=int, default=200, help="queries in the cold round (dense systems)")
-    ap.add_argument("--phrase-ab", action="store_true", help="also time bm25 bigrams=0.5 merged vs per query")
+    ap.add_argument("--phrase-ab", action="store_true", help="also time bm25 bigrams=0.5")
     args = ap.parse_args()
     print("| dataset | system | what | queries | build or load (s) | first round q/s | best round q/s "
           "| CPU s (best round) | queries per CPU s |")
@@ -94,17 +93,9 @@ def main() -> None:
         if args.phrase_ab:
             phrase = build_retriever(bench.corpus, "bm25(bigrams=0.5)")
             phrase.search_many(queries[:5], 100)
-            results: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
-            for _ in range(args.rounds):  # interleaved, so both ways see the same load
-                for merged in (True, False):
-                    evidence._MERGED_KERNEL = merged
-                    _, wall, cpu = timed(phrase, queries, 1)
-                    results[merged].append((wall, cpu))
-            evidence._MERGED_KERNEL = True
-            for merged, label in ((True, "merged matrix, one kernel call per batch"),
-                                  (False, "two full score vectors per query")):
-                wall, cpu = min(results[merged])
-                print(f"| {entry} | bm25 bigrams=0.5 | {label} | {len(queries)} | | "
+            wall, cpu = min(timed(phrase, queries, 1)[1:] for _ in range(args.rounds))
+            label = "merged matrix, one kernel call per batch"
+            print(f"| {entry} | bm25 bigrams=0.5 | {label} | {len(queries)} | | "
                       f"| {len(queries) / wall:,.0f} | {cpu:.2f} | {len(queries) / max(cpu, 1e-9):,.0f} |", flush=True)
 
 

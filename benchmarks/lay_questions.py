@@ -30,7 +30,6 @@ from lexir.analysis import Analyzer, AnalyzerConfig
 from lexir.evaluation.evaluate import evaluate
 from lexir.retrieval.base import top_scores
 from lexir.retrieval.bm25 import BM25Retriever
-from lexir.retrieval.feedback import weighted_scores
 from lexir.retrieval.fusion import combsum, rrf
 
 MEASURES = ("nDCG@10", "R@10", "R@100", "MAP@100")
@@ -75,7 +74,7 @@ def weighted_run(bm25: BM25Retriever, queries, weight_of, k: int = 100):
         ids = bm25.query_ids(q.text)
         weights = {t: weight_of(t) for t in ids}
         weights = {t: w for t, w in weights.items() if w > 0}
-        run[q.id] = dict(top_scores(weighted_scores(bm25, weights), bm25.doc_ids, k)) if weights else {}
+        run[q.id] = dict(top_scores(bm25.matrix.weighted(weights), bm25.doc_ids, k)) if weights else {}
     return run
 
 
@@ -95,7 +94,7 @@ def sentence_run(bm25: BM25Retriever, queries, method: str, k: int = 100, whole:
 
 def _raw(bm25: BM25Retriever, text: str) -> list[int]:
     """A query's known term ids with repeats kept."""
-    return [i for i in bm25._raw_ids([text]).tolist() if i >= 0]
+    return [i for i in bm25.terms().raw([text]).tolist() if i >= 0]
 
 
 def main() -> None:
@@ -159,7 +158,7 @@ def main() -> None:
         for q in all_queries:
             tf = Counter(_raw(bm25, q.text))
             weights = {t: 1 + math.log(c) for t, c in tf.items()}
-            run[q.id] = dict(top_scores(weighted_scores(bm25, weights), bm25.doc_ids, 100)) if weights else {}
+            run[q.id] = dict(top_scores(bm25.matrix.weighted(weights), bm25.doc_ids, 100)) if weights else {}
         return run
 
     show("query tf 1+log", log_qtf_run())
@@ -187,7 +186,7 @@ def main() -> None:
         t = inverse[i]
         return math.log1p((doc_tf[t] / n_doc) / ((q_tf[t] + 1) / n_q))
 
-    indptr = bm25._bm25.scores["indptr"]
+    indptr = bm25.matrix.indptr
     n_docs = len(bm25.doc_ids)
 
     def idf(i: int) -> float:

@@ -35,7 +35,7 @@ def sweep(bench, split, modes, stops, k1s, bs, out):
             for k1 in k1s:
                 for b in bs:
                     r = BM25Retriever(analyzer, k1, b)
-                    r._index_ids(ids_per_doc, dict(vocab), corpus.ids, corpus.fingerprint)
+                    r.index_ids(ids_per_doc, dict(vocab), corpus.ids, corpus.fingerprint)
                     hits = r.search_ids(query_ids, 100)
                     run = {q.id: dict(h) for q, h in zip(queries.queries, hits, strict=True)}
                     ev = evaluate(run, queries.qrels, [measure])

@@ -70,7 +70,7 @@ def test_saved_index_loads_memory_mapped_with_identical_results(tmp_path, demo_b
     assert loaded.analyzer.config == retriever.analyzer.config
     queries = demo_bench.queries.queries[:20]
     assert loaded.search_many(queries) == retriever.search_many(queries)
-    assert type(loaded._bm25.scores["data"]).__name__ == "memmap"
+    assert type(loaded.matrix.data).__name__ == "memmap"
 
 
 def test_incomplete_index_folder_is_refused(tmp_path):
@@ -106,7 +106,7 @@ def test_index_cache_is_reused_and_keyed_by_params(demo_bench, tmp_path, monkeyp
     other = build_retriever(demo_bench.corpus, "bm25", {"k1": "1.1"})
     folders = sorted(p.name for p in (tmp_path / "indexes").iterdir())
     assert len(folders) == 2
-    assert type(again._bm25.scores["data"]).__name__ == "memmap"
+    assert type(again.matrix.data).__name__ == "memmap"
     q = demo_bench.queries.queries[0].text
     assert again.search(q) == first.search(q) != other.search(q)
 
@@ -118,85 +118,85 @@ def test_peers_rank_the_gold_article(demo_bench):
         assert "kk::16" in top, name
 
 
-@pytest.mark.parametrize("method", ["lucene", "robertson", "atire", "bm25l", "bm25+"])
-def test_fast_matrix_build_equals_bm25s_own_build(demo_bench, monkeypatch, method):
-    """lexir builds bm25s's score matrix with whole-array numpy; it must be bm25s's, bit for bit."""
-    from lexir.retrieval import bm25 as module
+METHODS = ["lucene", "robertson", "atire", "bm25l", "bm25+"]
 
-    analyzer = Analyzer.create("pl", "stem")
-    fast = BM25Retriever(analyzer, method=method, title_weight=2).index(demo_bench.corpus)
-    monkeypatch.setattr(module, "_FAST_BUILD", False)
-    slow = BM25Retriever(analyzer, method=method, title_weight=2).index(demo_bench.corpus)
+
+def _bm25s_index(retriever: BM25Retriever, corpus: Corpus):
+    """bm25s's own index (its public ``BM25.index``) of the documents as ``retriever`` analyses them."""
+    import bm25s
+
+    ids = [[retriever.vocab[t] for t in retriever.document_tokens(d.title, d.text)] for d in corpus]
+    engine = bm25s.BM25(k1=retriever.k1, b=retriever.b, method=retriever.method, backend="numba")
+    engine.index((ids, retriever.vocab), show_progress=False)
+    return engine
+
+
+def _bm25s_hits(engine, retriever: BM25Retriever, queries, k: int) -> list:
+    """Each query's hits by bm25s's public ``BM25.retrieve`` on the term ids ``retriever`` reads
+    from its text, in bm25s's order, documents scoring 0 left out (as lexir leaves them out)."""
+    lists = retriever.queries_ids([q.text for q in queries])
+    asked = [i for i, ids in enumerate(lists) if ids]
+    found: dict[int, list] = {i: [] for i in range(len(queries))}
+    if asked:
+        docs, scores = engine.retrieve([lists[i] for i in asked], k=min(k, len(retriever.doc_ids)),
+                                       n_threads=1, return_as="tuple", show_progress=False)
+        for i, row_docs, row_scores in zip(asked, docs.tolist(), scores.tolist(), strict=True):
+            found[i] = [(retriever.doc_ids[d], s) for d, s in zip(row_docs, row_scores, strict=True) if s > 0]
+    return [(q.id, found[i]) for i, q in enumerate(queries)]
+
+
+def _hits(retriever, queries, k: int) -> list:
+    return [(qid, list(found.items())) for qid, found in retriever.search_many(queries, k).items()]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_score_matrix_equals_bm25s_index(demo_bench, method):
+    """lexir builds the score matrix with whole-array numpy; it must be bm25s's own, bit for bit."""
+    retriever = BM25Retriever(Analyzer.create("pl", "stem"), method=method, title_weight=2).index(demo_bench.corpus)
+    engine = _bm25s_index(retriever, demo_bench.corpus)
     for key in ("data", "indices", "indptr"):
-        assert np.array_equal(fast._bm25.scores[key], slow._bm25.scores[key]), (method, key)
-    if slow._bm25.nonoccurrence_array is not None:
-        assert np.array_equal(fast._bm25.nonoccurrence_array, slow._bm25.nonoccurrence_array)
-    queries = demo_bench.queries.queries[:30]
-    assert fast.search_many(queries) == slow.search_many(queries)
+        assert np.array_equal(getattr(retriever.matrix, key), engine.scores[key]), (method, key)
+    assert engine.scores["num_docs"] == retriever.matrix.num_docs
+    if engine.nonoccurrence_array is None:
+        assert retriever.matrix.nonoccurrence is None
+    else:
+        assert np.array_equal(retriever.matrix.nonoccurrence, engine.nonoccurrence_array)
 
 
-@pytest.mark.parametrize("method", ["lucene", "bm25l"])
-def test_direct_kernel_equals_bm25s_retrieve(demo_bench, monkeypatch, tmp_path, method):
-    """lexir hands a batch straight to bm25s's kernel; BM25.retrieve must give the same run,
-    fresh and from a saved, memory-mapped index (bm25l adds the non-occurrence scores)."""
-    from lexir.retrieval import bm25 as module
-
-    assert module._kernel() is not None, "the installed bm25s has no kernel to call: nothing compared"
-    retriever = BM25Retriever(Analyzer.create("pl", "stem"), method=method).index(demo_bench.corpus)
-    loaded = BM25Retriever.load(retriever.save(tmp_path / "index"))
-    queries = demo_bench.queries.queries
-    direct, direct_loaded = retriever.search_many(queries, k=50), loaded.search_many(queries, k=50)
-    monkeypatch.setattr(module, "_DIRECT_KERNEL", False)
-    reference = retriever.search_many(queries, k=50)
-    assert direct == reference and direct_loaded == reference
-    assert sum(len(hits) for hits in reference.values()) > 10 * len(queries)
-
-
-@pytest.mark.parametrize("method", ["lucene", "robertson"])
+@pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("dedupe", [True, False])
 @pytest.mark.parametrize("blocks", [False, True])
-def test_lexir_kernel_gives_bm25s_hits_in_bm25s_order(demo_bench, monkeypatch, tmp_path, method, dedupe, blocks):
-    """lexir's kernel (bm25_kernel) repeats bm25s's heap steps with less around them: every
-    query's hits must be bm25s's kernel's, the same scores in the same order, ties included
-    (equal scores are common on statutes), fresh and memory-mapped, at any k; with the scan
-    over blocks of documents (large corpora) too, where robertson's negative scores must not
-    be skipped."""
-    from lexir.retrieval import bm25 as module
+def test_hits_are_bm25s_retrieve_hits_in_bm25s_order(demo_bench, monkeypatch, tmp_path, method, dedupe, blocks):
+    """Every query's hits are those of bm25s's public ``retrieve``: the same documents, the same
+    scores, in the same order, ties included (equal scores are common on statutes), fresh and
+    memory-mapped, at any k, one query or a batch; with the scan over blocks of documents (large
+    corpora) too, where robertson's zero idf and bm25l's and bm25+'s scores of absent terms
+    must not be skipped wrongly."""
     from lexir.retrieval import bm25_kernel
     from lexir.types import Query
 
     monkeypatch.setattr(bm25_kernel, "_BLOCKS_FROM", 0 if blocks else 1 << 62)
     retriever = BM25Retriever(Analyzer.create("pl", "raw"), method=method, dedupe_query=dedupe).index(demo_bench.corpus)
     loaded = BM25Retriever.load(retriever.save(tmp_path / "index"))
+    engine = _bm25s_index(retriever, demo_bench.corpus)
     queries = [*demo_bench.queries.queries, Query("empty", ""), Query("unknown", "qqqq zzzz"), Query("stop", "i w z")]
-    ks = (1, 10, 100, len(demo_bench.corpus) + 5)
-
-    def hits(searcher, k):
-        return [(qid, list(found.items())) for qid, found in searcher.search_many(queries, k).items()]
-
-    own = {k: hits(retriever, k) for k in ks}
-    own_loaded = {k: hits(loaded, k) for k in ks}
+    for k in (1, 10, 100, len(demo_bench.corpus) + 5):
+        reference = _bm25s_hits(engine, retriever, queries, k)
+        assert _hits(retriever, queries, k) == reference, k
+        assert _hits(loaded, queries, k) == reference, k
     one_by_one = [(q.id, list(dict(retriever.search(q.text, 10)).items())) for q in queries[:20]]
-    monkeypatch.setattr(module, "_OWN_KERNEL", False)
-    for k in ks:
-        reference = hits(retriever, k)
-        assert own[k] == reference, k
-        assert own_loaded[k] == reference, k
-    assert one_by_one == hits(retriever, 10)[:20]
+    assert one_by_one == _bm25s_hits(engine, retriever, queries[:20], 10)
     # The comparison meant something: many queries have equal scores among their first 100
     # hits, whose order only bm25s's heap decides.
-    flat, pointers = retriever._batch_ids([q.text for q in queries])
-    _, scores = module._heap_top_k(retriever._bm25, flat, pointers, 100)
-    tied = ((scores[:, 1:] == scores[:, :-1]) & (scores[:, 1:] > 0)).any(axis=1)
-    assert tied.sum() > len(queries) // 4
+    tied = [any(a[1] == b[1] for a, b in zip(hits, hits[1:], strict=False)) for _, hits in _hits(retriever, queries, 100)]
+    assert sum(tied) > len(queries) // 4
 
 
 @pytest.mark.parametrize("k", [10, 100])
-def test_lexir_kernel_skips_untouched_blocks_exactly(data_dir, monkeypatch, k):
+def test_untouched_blocks_are_skipped_exactly(data_dir, monkeypatch, k):
     """Short queries over the five Polish codes touch few of the 68 blocks of 64 articles: the
     block scan skips the rest, and the hits must still be bm25s's, in bm25s's order."""
     from lexir.datasets import open as open_data
-    from lexir.retrieval import bm25 as module
     from lexir.retrieval import bm25_kernel
     from lexir.types import Query
 
@@ -204,24 +204,22 @@ def test_lexir_kernel_skips_untouched_blocks_exactly(data_dir, monkeypatch, k):
     retriever = BM25Retriever(Analyzer.create("pl", "raw")).index(corpus)
     # Keyword queries: each sampled article's two longest words.
     queries = [Query(d.id, " ".join(sorted(d.text.split(), key=len)[-2:])) for d in list(corpus)[::7]]
-    flat, pointers = retriever._batch_ids([q.text for q in queries])
-    blocks_hit = [len({int(doc) >> 6 for t in flat[a:b] for doc in
-                       retriever._bm25.scores["indices"][retriever._bm25.scores["indptr"][t]:retriever._bm25.scores["indptr"][t + 1]]})
-                  for a, b in zip(pointers[:-1], pointers[1:], strict=True)]
+    matrix = retriever.matrix
+    blocks_hit = [len({int(doc) >> 6 for t in ids for doc in matrix.indices[matrix.indptr[t]:matrix.indptr[t + 1]]})
+                  for ids in retriever.queries_ids([q.text for q in queries])]
     assert sorted(blocks_hit)[len(blocks_hit) // 2] < (len(corpus) + 63) // 64 // 2  # most blocks are skipped
     monkeypatch.setattr(bm25_kernel, "_BLOCKS_FROM", 0)
-    own = [(qid, list(found.items())) for qid, found in retriever.search_many(queries, k).items()]
-    monkeypatch.setattr(module, "_OWN_KERNEL", False)
-    assert own == [(qid, list(found.items())) for qid, found in retriever.search_many(queries, k).items()]
+    assert _hits(retriever, queries, k) == _bm25s_hits(_bm25s_index(retriever, corpus), retriever, queries, k)
 
 
-def test_lexir_kernel_equals_bm25s_kernel_with_negative_scores():
-    """No bm25s method lexir's kernel serves stores negative scores (robertson's idf is floored
-    at 0), but a matrix may: then documents scoring 0 can enter the heap, and the block scan
-    must not skip them. Compared with bm25s's kernel itself on such a matrix, ties included."""
-    from bm25s.numba.retrieve_utils import _retrieve_internal_jitted_serial as bm25s_kernel
+def test_kernel_equals_bm25s_retrieve_with_negative_scores():
+    """No BM25 method stores negative scores (robertson's idf is floored at 0), but a matrix
+    may: then documents scoring 0 can enter the heap, and the block scan must not skip them.
+    Compared with bm25s's public ``retrieve`` over the same matrix, ties included."""
+    import bm25s
 
     from lexir.retrieval import bm25_kernel
+    from lexir.retrieval.bm25_matrix import ScoreMatrix
 
     rng = np.random.default_rng(7)
     n_docs, n_terms = 1000, 40
@@ -233,16 +231,18 @@ def test_lexir_kernel_equals_bm25s_kernel_with_negative_scores():
     queries = [rng.choice(n_terms, size=rng.integers(1, 4), replace=False) for _ in range(200)]
     pointers = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
     flat = np.concatenate(queries).astype(np.int64)
-    matrix = {"data": data, "indptr": indptr, "indices": indices, "num_docs": n_docs}
+    matrix = ScoreMatrix(data, indices, indptr, n_docs)
+    engine = bm25s.BM25(backend="numba")
+    engine.scores = {"data": data, "indptr": indptr, "indices": indices, "num_docs": n_docs}
+    engine.vocab_dict = {str(t): t for t in range(n_terms)}
+    engine.unique_token_ids_set, engine.nonoccurrence_array = set(range(n_terms)), None
     for k in (5, 50, 600):
-        ref_scores, ref_docs = bm25s_kernel(
-            query_tokens_ids_flat=flat.astype(np.int32), query_pointers=pointers.astype(np.int32), k=k, sorted=True,
-            dtype=np.dtype("float32"), int_dtype=np.dtype("int32"), data=data, indptr=indptr, indices=indices,
-            num_docs=n_docs, nonoccurrence_array=None, weight_mask=None)
+        ref_docs, ref_scores = engine.retrieve([q.tolist() for q in queries], k=k, n_threads=1, return_as="tuple",
+                                               show_progress=False)
         for blocks_from in (0, 1 << 62):
             bm25_kernel._BLOCKS_FROM = blocks_from
             try:
-                docs, scores, positive = bm25_kernel.top_k(matrix, flat, pointers, k)
+                docs, scores, positive = matrix.top_k(flat, pointers, k)
             finally:
                 bm25_kernel._BLOCKS_FROM = 1 << 16
             assert np.array_equal(scores, ref_scores) and np.array_equal(docs, ref_docs), (k, blocks_from)
@@ -250,6 +250,24 @@ def test_lexir_kernel_equals_bm25s_kernel_with_negative_scores():
     # At k=600 the heap starts with negative scores, and documents of untouched blocks (score 0)
     # replace them: the case where skipping those blocks would go wrong.
     assert (ref_docs >= n_docs // 2).any()
+
+
+def test_old_saved_index_loads(tmp_path, demo_bench):
+    """A folder bm25s itself saved (the layout of every index saved before lexir wrote its own
+    matrix) loads, with the same hits; and bm25s loads lexir's."""
+    import bm25s
+
+    from lexir.io.generations import current
+
+    retriever = BM25Retriever(Analyzer.create("pl", "raw"), method="bm25l").index(demo_bench.corpus)
+    folder = current(retriever.save(tmp_path / "new"))
+    queries = demo_bench.queries.queries[:30]
+    theirs = bm25s.BM25.load(str(folder), mmap=True, load_vocab=True)
+    assert np.array_equal(theirs.scores["data"], retriever.matrix.data)
+    assert np.array_equal(theirs.nonoccurrence_array, retriever.matrix.nonoccurrence)
+    assert theirs.vocab_dict == retriever.vocab
+    _bm25s_index(retriever, demo_bench.corpus).save(str(folder), corpus=None)  # bm25s's files over lexir's
+    assert BM25Retriever.load(folder).search_many(queries) == retriever.search_many(queries)
 
 
 def _real_texts(data_dir, language: str) -> list[str]:

@@ -172,7 +172,7 @@ def test_saved_chunk_index_loads_memory_mapped_with_identical_results(laws, tmp_
     save_index(fresh, tmp_path / "idx", "bm25-chunks")
     loaded = load_index(tmp_path / "idx", small)
     assert isinstance(loaded, ChunkRetriever) and isinstance(loaded.chunk_text, PackedTexts)
-    assert type(loaded.bm25._bm25.scores["data"]).__name__ == "memmap"
+    assert type(loaded.bm25.matrix.data).__name__ == "memmap"
     assert loaded.partial == fresh.partial and len(fresh.partial) > 10
     titles = sorted({a.title for a in small.acts["BGB"].articles if a.title})[::40]
     queries = [Query(f"q{i}", t) for i, t in enumerate([QUERY, *titles])]
@@ -211,7 +211,7 @@ def test_index_cache_loads_chunk_index_only_for_its_corpus(laws):
     first = build_retriever(small, "bm25-chunks(level=abs)")
     again = build_retriever(small, "bm25-chunks(level=abs)")
     assert not isinstance(first.chunk_text, PackedTexts) and isinstance(again.chunk_text, PackedTexts)
-    assert type(again.bm25._bm25.scores["data"]).__name__ == "memmap"
+    assert type(again.bm25.matrix.data).__name__ == "memmap"
     assert again.search(QUERY, 10) == first.search(QUERY, 10)
     assert again.units["BGB::823"].text == article(laws, "BGB", "823").text
     other = corpus_of(laws["BGB"], laws["GG"])

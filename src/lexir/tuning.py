@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import count
 
 from lexir.evaluation import Measure, evaluate
 from lexir.retrieval.base import get_system, parse_params
-from lexir.retrieval.bm25 import BM25Retriever, corpus_fingerprint, make_analyzer
+from lexir.retrieval.bm25 import BM25Retriever, corpus_fingerprint, document_tokens, make_analyzer
+from lexir.retrieval.bm25_terms import QueryTerms
 from lexir.types import Corpus, QuerySet
 
 
@@ -30,18 +33,18 @@ def sweep_bm25(
     settings = get_system("bm25").resolve(parse_params(params))
     analyzer = make_analyzer(corpus, settings["language"], settings["mode"], settings["stopwords"],
                              settings["lemmatizer"])
-    base = BM25Retriever(analyzer, method=settings["method"], title_weight=settings["title_weight"],
-                         dedupe_query=settings["dedupe_query"]).index(corpus)
-    vocab = dict(base.vocab)
-    ids_per_doc = [[vocab[t] for t in base.document_tokens(d.title, d.text)] for d in corpus]
-    query_ids = [base.query_ids(q.text) for q in queries.queries]
+    method, title_weight, dedupe = settings["method"], settings["title_weight"], settings["dedupe_query"]
+    term_ids: defaultdict[str, int] = defaultdict(count().__next__)  # in order of first occurrence
+    ids_per_doc = [list(map(term_ids.__getitem__, document_tokens(analyzer, d.title, d.text, title_weight)))
+                   for d in corpus]
+    vocab = dict(term_ids)
+    query_ids = QueryTerms(analyzer, vocab, dedupe).lists([q.text for q in queries.queries])
     fingerprint = corpus_fingerprint(corpus)
     grid = {}
     for k1 in k1s:
         for b in bs:
-            retriever = BM25Retriever(analyzer, k1, b, settings["method"], settings["title_weight"],
-                                      settings["dedupe_query"])
-            retriever._index_ids(ids_per_doc, dict(vocab), corpus.ids, fingerprint)
+            retriever = BM25Retriever(analyzer, k1, b, method, title_weight, dedupe)
+            retriever.index_ids(ids_per_doc, dict(vocab), corpus.ids, fingerprint)
             hits = retriever.search_ids(query_ids, 100)
             run = {q.id: dict(h) for q, h in zip(queries.queries, hits, strict=True)}
             grid[(k1, b)] = evaluate(run, queries.qrels, [measure]).mean(measure)

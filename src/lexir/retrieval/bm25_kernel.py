@@ -17,6 +17,11 @@ read as lexir's analysis leaves it: ids of unknown terms and stopwords (negative
 repeated terms of a query skipped after the first (``dedupe``), so no array passes are needed
 between the analysis and the scoring. It returns, for each query, how many of its ``k`` hits
 score above zero: the only ones lexir returns, and always a prefix of the row (scores are sorted).
+
+For the variants that score absent terms too (bm25l, bm25+: the matrix's ``nonoccurrence``), every
+document's score also gets the sum of the query terms' scores of absence, summed and added as
+bm25s adds it (float32, term by term); a document no term touched then scores that sum, which is
+what the block scan compares with instead of 0.
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ def _rise_source(values, where, pos, value, doc):  # pragma: no cover - compiled
 _rise = njit(nogil=True, inline="always")(_rise_source)
 
 
-def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs):  # pragma: no cover - compiled by numba
+def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, absent):  # pragma: no cover - compiled by numba
     n = len(pointers) - 1
     k = min(k, num_docs)
     top_scores = np.zeros((n, k), dtype=data.dtype)
@@ -67,8 +72,13 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs): 
     where = np.zeros(k + 1, dtype=np.int32)
     values[k] = np.inf
     zero, one, size = np.uint64(0), np.uint64(1), np.uint64(k)
+    scored_absent = len(absent) > 0
+    nothing = np.zeros(1, dtype=data.dtype)[0]
     for q in range(n):
         start, end = pointers[q], pointers[q + 1]
+        # bm25l, bm25+: the sum of the query's terms' scores of absence (float32, in term
+        # order, as numba sums bm25s's array of them), added to every document's score
+        floor = nothing
         long_query = dedupe and end - start > 64
         if long_query and not len(seen):
             seen = np.full(len(indptr) - 1, -1, dtype=np.int64)
@@ -88,12 +98,17 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs): 
                         break
                 if repeat:
                     continue
+            if scored_absent:
+                floor += absent[term]
             for j in range(indptr[term], indptr[term + 1]):
                 doc = indices[j]
                 scores[doc] += data[j]
                 if blocks:
                     touched[doc >> 6] = True
         # The first k documents pushed.
+        if scored_absent:
+            for d in range(num_docs):
+                scores[d] += floor
         for length in range(k):
             _rise(values, where, length, scores[length], length)
         # Every later document above the smallest replaces it: the smaller child moves up all
@@ -101,7 +116,7 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs): 
         block_start = k
         while block_start < num_docs:
             block_end = min(((block_start >> 6) + 1) << 6, num_docs)
-            if blocks and not touched[block_start >> 6] and values[0] >= 0:
+            if blocks and not touched[block_start >> 6] and values[0] >= floor:
                 block_start = block_end
                 continue
             for d in range(block_start, block_end):
@@ -117,7 +132,7 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs): 
                         child = pos + pos + one
                     _rise(values, where, np.int64(pos), value, d)
             block_start = block_end
-        if not blocks:
+        if not blocks or scored_absent:
             scores[:] = 0
         for block in range(len(touched)):
             if touched[block]:
@@ -144,13 +159,18 @@ def compiled():
     return _COMPILED
 
 
-def top_k(matrix: dict, ids: np.ndarray, pointers: np.ndarray, k: int,
+def top_k(matrix, ids: np.ndarray, pointers: np.ndarray, k: int,
           dedupe: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(document numbers, scores, positive) for each query of a batch, best first, over bm25s's
-    score matrix (``matrix``: its ``data``, ``indices``, ``indptr``, ``num_docs``), as bm25s's kernel
-    finds them; ``positive[i]`` of row ``i``'s scores are above zero. Query ``i`` is the term ids
+    """(document numbers, scores, positive) for each query of a batch, best first, over a
+    :class:`~lexir.retrieval.bm25_matrix.ScoreMatrix`, as bm25s's ``retrieve`` finds them;
+    ``positive[i]`` of row ``i``'s scores are above zero. Query ``i`` is the term ids
     ``ids[pointers[i]:pointers[i + 1]]``, negative ids skipped, and with ``dedupe`` a term's
     repeats within its query."""
-    num_docs = int(matrix["num_docs"])
+    num_docs = matrix.num_docs
+    absent = matrix.nonoccurrence if matrix.nonoccurrence is not None else _NO_ABSENCE
     return compiled()(np.asarray(ids, dtype=np.int64), np.asarray(pointers, dtype=np.int64), int(k), bool(dedupe),
-                      num_docs >= _BLOCKS_FROM, matrix["data"], matrix["indptr"], matrix["indices"], num_docs)
+                      num_docs >= _BLOCKS_FROM, matrix.data, matrix.indptr, matrix.indices, num_docs,
+                      np.asarray(absent, dtype=matrix.data.dtype))
+
+
+_NO_ABSENCE = np.zeros(0, dtype=np.float32)

@@ -19,26 +19,19 @@ import json
 from collections.abc import Callable, Sequence
 from itertools import chain
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 
 from lexir.analysis import Analyzer
 from lexir.io.generations import loads, new_generation
-from lexir.retrieval import bm25 as _bm25_module
-from lexir.retrieval.base import Retriever, register_system, top_scores
+from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.bm25 import BM25Retriever
+from lexir.retrieval.bm25_matrix import ScoreMatrix
 from lexir.retrieval.fusion import normalise
 from lexir.retrieval.params import Param
 from lexir.types import Corpus, Query, Run, ranked
 
 _PAIR = "\u00a0"  # joins the two terms of a bigram; never inside a term (tokens are \w runs)
-
-# Score batches of PhraseBM25 queries through the merged matrix and bm25's compiled kernel; a
-# switch so the two paths can be compared (benchmarks/bench_recommended.py --phrase-ab; the
-# rankings are the same, tests/test_language_defaults.py).
-_MERGED_KERNEL = True
-
 
 class BigramAnalyzer:
     """An analyzer whose terms are the adjacent pairs of another analyzer's terms."""
@@ -61,11 +54,10 @@ class BigramAnalyzer:
 class PhraseBM25(Retriever):
     """BM25 over terms plus ``weight`` times BM25 over adjacent term pairs (see the module).
 
-    Both indexes are bm25s score matrices (one column of per-document scores per term), so the
-    sum is itself one matrix: the pair columns, times ``weight``, appended after the term
-    columns. A batch of queries is then scored by bm25s's compiled top-k kernel in one call,
-    as plain ``bm25`` is, instead of two full score vectors per query summed in numpy (which
-    made ``bm25 bigrams=w`` about 20 times slower than ``bm25``).
+    Both indexes are score matrices (one column of per-document scores per term), so the sum
+    is itself one matrix: the pair columns, times ``weight``, appended after the term columns
+    (:meth:`ScoreMatrix.appended`). A batch of queries is then scored by the BM25 kernel in one
+    call, as plain ``bm25`` is.
     """
 
     name = "bm25"
@@ -74,7 +66,7 @@ class PhraseBM25(Retriever):
         if weight <= 0:
             raise ValueError(f"bigram weight must be > 0 (got {weight})")
         self.terms, self.pairs, self.weight = terms, pairs, float(weight)
-        self._merged: SimpleNamespace | None = None
+        self._merged: ScoreMatrix | None = None
 
     @classmethod
     def build(cls, corpus: Corpus, analyzer: Analyzer, weight: float, progress=None, **bm25) -> PhraseBM25:
@@ -94,26 +86,11 @@ class PhraseBM25(Retriever):
         """The combined score of every document (in corpus order) for ``text``."""
         return self.terms.scores(text) + self.weight * self.pairs.scores(text)
 
-    def merged(self) -> SimpleNamespace | None:
+    def merged(self) -> ScoreMatrix:
         """The two score matrices as one (pair columns scaled by ``weight`` after the term
-        columns), in the shape bm25's kernel call reads; None where that kernel is not there
-        or a BM25 variant adds per-document constants for absent terms (bm25l, bm25+)."""
+        columns; made once)."""
         if self._merged is None:
-            a, b = self.terms._bm25, self.pairs._bm25
-            if (_bm25_module._kernel() is None or a.backend != "numba" or b.backend != "numba"
-                    or a.nonoccurrence_array is not None or b.nonoccurrence_array is not None):
-                return None
-            ma, mb = a.scores, b.scores
-            dtype = np.dtype(a.dtype)
-            ptr = np.result_type(ma["indptr"].dtype, mb["indptr"].dtype, np.int64)
-            indptr = np.concatenate([np.asarray(ma["indptr"], dtype=ptr),
-                                     np.asarray(mb["indptr"][1:], dtype=ptr) + ptr.type(ma["indptr"][-1])])
-            scores = {"data": np.concatenate([np.asarray(ma["data"], dtype=dtype),
-                                              (np.asarray(mb["data"], dtype=dtype) * dtype.type(self.weight))]),
-                      "indices": np.concatenate([ma["indices"], np.asarray(mb["indices"], dtype=ma["indices"].dtype)]),
-                      "indptr": indptr, "num_docs": ma["num_docs"]}
-            self._merged = SimpleNamespace(scores=scores, backend="numba", dtype=a.dtype, int_dtype=a.int_dtype,
-                                           nonoccurrence_array=None, offset=len(ma["indptr"]) - 1)
+            self._merged = self.terms.matrix.appended(self.pairs.matrix, self.weight)
         return self._merged
 
     def batch_ids(self, texts: Sequence[str], offset: int) -> tuple[np.ndarray, np.ndarray]:
@@ -129,21 +106,18 @@ class PhraseBM25(Retriever):
 
     def search_many(self, queries: Sequence[Query], k: int = 100,
                     progress: Callable[[int], None] | None = None) -> Run:
-        doc_ids = self.terms.doc_ids
-        merged = self.merged() if _MERGED_KERNEL else None
-        if merged is None:
-            return self.each(queries, lambda q: top_scores(self.scores(q.text), doc_ids, k), progress)
-        names = self.terms._doc_names()
+        merged = self.merged()
+        names = self.terms.doc_names()
         run: Run = {}
         batch = 256
-        k = min(k, len(doc_ids))
+        k = min(k, len(self.terms.doc_ids))
         for start in range(0, len(queries), batch):
             chunk = queries[start:start + batch]
-            flat, pointers = self.batch_ids([q.text for q in chunk], merged.offset)
+            flat, pointers = self.batch_ids([q.text for q in chunk], self.terms.matrix.n_terms)
             for query in chunk:
                 run[query.id] = {}
             if len(flat) and k > 0:
-                docs, scores, _ = _bm25_module._top_k(merged, flat, pointers, k)  # type: ignore[arg-type]
+                docs, scores, _ = merged.top_k(flat, pointers, k)
                 for row, query in enumerate(chunk):
                     keep = scores[row] > 0
                     d, s = docs[row][keep], scores[row][keep]

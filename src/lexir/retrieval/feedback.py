@@ -1,7 +1,7 @@
 """Pseudo-relevance feedback for BM25: TF-IDF term expansion and RM3.
 
 Both retrieve once, read the top documents, build a weighted query and score again with the
-same BM25 index. Weighted queries are scored straight from bm25s's per-term score matrix
+same BM25 index. Weighted queries are scored straight from the per-term score matrix
 (score(d) = sum over terms of weight(t) * bm25(t, d)), so expansion terms can count less
 than the user's own words.
 
@@ -18,26 +18,9 @@ import math
 from collections import Counter
 from collections.abc import Callable
 
-import numpy as np
-
 from lexir.retrieval.base import Retriever, register_system, top_scores
 from lexir.retrieval.bm25 import BM25Retriever
 from lexir.types import Corpus, Run
-
-
-def weighted_scores(bm25: BM25Retriever, weights: dict[int, float]) -> np.ndarray:
-    matrix = bm25._bm25.scores
-    data, indices, indptr = matrix["data"], matrix["indices"], matrix["indptr"]
-    scores = np.zeros(len(bm25.doc_ids), dtype=np.float64)
-    for term, weight in weights.items():
-        start, end = indptr[term], indptr[term + 1]
-        np.add.at(scores, indices[start:end], weight * data[start:end].astype(np.float64))
-    return scores
-
-
-def document_frequency(bm25: BM25Retriever, term: int) -> int:
-    indptr = bm25._bm25.scores["indptr"]
-    return int(indptr[term + 1] - indptr[term])
 
 
 class FeedbackBM25(Retriever):
@@ -62,7 +45,7 @@ class FeedbackBM25(Retriever):
             return []
         first = self.bm25.search_ids([query], max(k, self.docs))[0]
         weights = self.expand(query, first[:self.docs])
-        return top_scores(weighted_scores(self.bm25, weights), self.bm25.doc_ids, k)
+        return top_scores(self.bm25.matrix.weighted(weights), self.bm25.doc_ids, k)
 
 
 def tfidf_expansion(retriever: FeedbackBM25, terms: int, term_weight: float):
@@ -73,7 +56,7 @@ def tfidf_expansion(retriever: FeedbackBM25, terms: int, term_weight: float):
         for doc_id, _ in top:
             tf.update(retriever.doc_terms(doc_id))
         weights = dict.fromkeys(query, 1.0)
-        scored = [(count * math.log(n_docs / max(1, document_frequency(retriever.bm25, t))), t)
+        scored = [(count * math.log(n_docs / max(1, retriever.bm25.matrix.document_frequency(t))), t)
                   for t, count in tf.items() if t not in weights]
         for _score, term in sorted(scored, reverse=True)[:terms]:
             weights[term] = term_weight

@@ -1,11 +1,11 @@
 """BM25 that takes additions, replacements and deletions without a rebuild.
 
-bm25s stores each (term, document) score precomputed, and every score depends on the
+The static index (:class:`~lexir.retrieval.bm25_matrix.ScoreMatrix`) stores each (term, document) score precomputed, and every score depends on the
 document count and average length, so one added document changes them all: it cannot add
 or remove documents. This index keeps what the scores are made of instead: per term the
 documents it occurs in with their term frequency, each document's length and terms, the
-document count and the total length. Scores are computed at query time with bm25s's own idf
-and term-frequency functions, in its float32 arithmetic, so on the same corpus they are those
+document count and the total length. Scores are computed at query time with the score matrix's idf
+and term-frequency functions (:mod:`lexir.retrieval.bm25_matrix`), in its float32 arithmetic, so on the same corpus they are those
 of :class:`~lexir.retrieval.bm25.BM25Retriever` (tested), and after any sequence of
 :meth:`IncrementalBM25.upsert` / :meth:`IncrementalBM25.delete` they are exactly those of a
 fresh build over the resulting documents:
@@ -28,6 +28,7 @@ import json
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,8 @@ from lexir.analysis import Analyzer, AnalyzerConfig
 from lexir.io.generations import Generation, loads, new_generation
 from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval.base import Retriever, register_system
-from lexir.retrieval.bm25 import BM25Retriever, make_analyzer
+from lexir.retrieval.bm25 import document_tokens, make_analyzer
+from lexir.retrieval.bm25_matrix import idf, tfc
 from lexir.types import Corpus, Document, Query, Run
 
 FORMAT_VERSION = 2  # segments; format 1 (postings.npz + docs.json, before segments) still loads
@@ -61,14 +63,11 @@ class IncrementalBM25(Retriever):
             raise ValueError(f"{SYSTEM} offers the BM25 methods {', '.join(METHODS)}; got {method!r}")
         if k1 < 0 or not 0 <= b <= 1:
             raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1 (got k1={k1}, b={b})")
-        from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
-
-        self._idf_fn, self._tfc_fn = _select_idf_scorer(method), _select_tfc_scorer(method)
         self.analyzer = analyzer
         self.k1, self.b, self.method = float(k1), float(b), method
         self.title_weight, self.dedupe_query = int(title_weight), dedupe_query
         # the same analysis of documents and queries as BM25Retriever
-        self._tokens = BM25Retriever(analyzer, k1, b, "lucene", title_weight, dedupe_query).document_tokens
+        self._tokens = partial(document_tokens, analyzer, title_weight=int(title_weight))
         self.vocab: dict[str, int] = {}
         self._terms: list[str | None] = []  # term id -> term (None: free)
         self._free_terms: list[int] = []
@@ -314,10 +313,9 @@ class IncrementalBM25(Retriever):
         l_avg = self.total_length / self.n_docs
         for t in term_ids:
             slots, tf = self._post[t]
-            idf = np.float32(self._idf_fn(len(slots), N=self.n_docs))
-            tfc = self._tfc_fn(tf_array=tf.astype(np.float32), l_d=self._lengths[slots], l_avg=l_avg,
-                               k1=self.k1, b=self.b, delta=0.5)
-            scores[slots] += (idf * tfc).astype(np.float32)
+            weight = np.float32(idf(self.method, len(slots), self.n_docs))
+            scores[slots] += (weight * tfc(self.method, tf.astype(np.float32), self._lengths[slots], l_avg,
+                                           self.k1, self.b)).astype(np.float32)
         return scores
 
     def scores(self, text: str) -> dict[str, float]:

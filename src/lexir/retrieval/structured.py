@@ -139,7 +139,7 @@ class ChunkRetriever(Retriever):
         return self.expand_hits(base, expand or self.expand)
 
     def _retrieve(self, text: str, k: int) -> list[Hit]:
-        # Scores of every chunk (bm25s get_scores; no numba compilation on first use), then top k.
+        # Scores of every chunk (ScoreMatrix.scores; no numba compilation on first use), then top k.
         scores = np.asarray(self.bm25.scores(text), dtype=np.float64)
         names = self.bm25.doc_ids
         if self.aggregate == "article":

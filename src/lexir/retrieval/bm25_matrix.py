@@ -1,0 +1,210 @@
+"""lexir's BM25 score matrix: the score of every (term, document) pair, computed once.
+
+A :class:`ScoreMatrix` holds, column by column (one column per term id, rows sorted within a
+column), the BM25 score each document gets for that term: ``data`` (float32), ``indices``
+(document numbers, int32), ``indptr`` (where each column starts), the document count, and for
+the variants that also score absent terms (bm25l, bm25+) the per-term score of absence
+(``nonoccurrence``, subtracted from the stored scores and added back per query). These are
+bm25s's formulas, its arithmetic and its file layout (``data.csc.index.npy`` and the rest), so
+a matrix built here equals the one ``bm25s.BM25.index`` builds, bit for bit, a folder saved by
+bm25s loads here and one saved here loads in bm25s; a query's hits are those of bm25s's public
+``BM25.retrieve`` (tests/test_bm25.py). Queries are scored by :mod:`lexir.retrieval.bm25_kernel`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from lexir.retrieval import bm25_kernel
+
+METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+ABSENCE_SCORED = ("bm25l", "bm25+")  # variants whose absent terms score too
+DELTA = 0.5  # bm25l's and bm25+'s delta (bm25s's default)
+DTYPE, INT_DTYPE = "float32", "int32"
+_FILES = {"data": "data.csc.index.npy", "indices": "indices.csc.index.npy", "indptr": "indptr.csc.index.npy"}
+_ABSENCE_FILE = "nonoccurrence_array.index.npy"
+_VOCAB_FILE, _PARAMS_FILE = "vocab.index.json", "params.index.json"
+
+
+def idf(method: str, df: int, n_docs: int) -> float:
+    """A term's inverse document frequency under ``method`` (bm25s's formulas); ``df`` > 0."""
+    if method == "lucene":
+        return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+    if method == "robertson":
+        return math.log(max((n_docs - df + 0.5) / (df + 0.5), 1))
+    if method == "atire":
+        return math.log(n_docs / df)
+    if method == "bm25l":
+        return math.log((n_docs + 1) / (df + 0.5))
+    if method == "bm25+":
+        return math.log((n_docs + 1) / df)
+    raise ValueError(f"unknown BM25 method {method!r}; valid: {', '.join(METHODS)}")
+
+
+def tfc(method: str, tf, l_d, l_avg, k1: float, b: float, delta: float = DELTA):
+    """The term-frequency component of BM25 under ``method`` (bm25s's formulas and operation
+    order, so whole arrays give bm25s's values elementwise)."""
+    if method in ("lucene", "robertson"):
+        return tf / (k1 * ((1 - b) + b * l_d / l_avg) + tf)
+    if method == "atire":
+        return (tf * (k1 + 1)) / (tf + k1 * (1 - b + b * l_d / l_avg))
+    if method == "bm25l":
+        c = tf / (1 - b + b * l_d / l_avg)
+        return ((k1 + 1) * (c + delta)) / (k1 + c + delta)
+    if method == "bm25+":
+        return ((k1 + 1) * tf) / (k1 * (1 - b + b * l_d / l_avg) + tf) + delta
+    raise ValueError(f"unknown BM25 method {method!r}; valid: {', '.join(METHODS)}")
+
+
+class ScoreMatrix:
+    """Per-term columns of per-document BM25 scores (see the module); read only once built."""
+
+    __slots__ = ("data", "indices", "indptr", "nonoccurrence", "num_docs", "params")
+
+    def __init__(self, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, num_docs: int,
+                 nonoccurrence: np.ndarray | None = None, params: dict | None = None) -> None:
+        self.data, self.indices, self.indptr = data, indices, indptr
+        self.num_docs, self.nonoccurrence = int(num_docs), nonoccurrence
+        self.params = dict(params or {})
+
+    @property
+    def n_terms(self) -> int:
+        return len(self.indptr) - 1
+
+    @classmethod
+    def build(cls, term_ids: np.ndarray, lengths: np.ndarray, n_terms: int, k1: float, b: float,
+              method: str) -> ScoreMatrix:
+        """The matrix of documents given as the concatenation of their term ids (each in
+        ``range(n_terms)``) and their lengths: bm25s's ``BM25.index``, with whole-array steps.
+
+        Its per-document arithmetic (float32 counts, float64 length normalisation, float32
+        result) is elementwise, so computing it for all documents at once gives its values."""
+        if method not in METHODS:
+            raise ValueError(f"unknown BM25 method {method!r}; valid: {', '.join(METHODS)}")
+        n_docs = len(lengths)
+        if len(term_ids) and not 0 <= term_ids.min() <= term_ids.max() < n_terms:
+            raise ValueError(f"term ids must lie in [0, {n_terms})")
+        # One entry per (term, document) pair, term-major: the order of a CSC matrix. (np.unique
+        # with counts, done in place to keep fewer copies of the largest array alive.)
+        keys = term_ids * max(n_docs, 1)
+        keys += np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+        keys.sort()
+        first = np.empty(len(keys), dtype=bool)
+        first[:1] = True
+        np.not_equal(keys[1:], keys[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        del first
+        tf = np.diff(starts, append=len(keys)).astype(DTYPE)
+        keys = keys[starts]
+        del starts
+        terms, docs = np.divmod(keys, max(n_docs, 1))
+        del keys
+        terms, docs = terms.astype(np.int32), docs.astype(INT_DTYPE)
+        df = np.bincount(terms, minlength=n_terms)
+        avg_doc_len = lengths.mean() if n_docs else np.float64(0)  # a float64 scalar, as bm25s's
+        # every term's idf (0 for a term in no document), computed once per distinct frequency
+        distinct, which = np.unique(df, return_inverse=True)
+        idfs = [idf(method, d, n_docs) if d else 0.0 for d in distinct.tolist()]
+        term_idf = np.array(idfs, dtype=np.float64)[which].astype(DTYPE)
+        scores = term_idf[terms] * tfc(method, tf, lengths[docs], avg_doc_len, k1, b)
+        nonoccurrence = None
+        if method in ABSENCE_SCORED:
+            absent = tfc(method, 0, avg_doc_len, avg_doc_len, k1, b)
+            nonoccurrence = np.zeros(n_terms, dtype=DTYPE)
+            for term in np.flatnonzero(df).tolist():
+                nonoccurrence[term] = idfs[which[term]] * absent
+            scores -= nonoccurrence[terms]
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(df, out=indptr[1:])
+        params = {"k1": k1, "b": b, "delta": DELTA, "method": method, "idf_method": method}
+        return cls(scores.astype(DTYPE), docs, indptr, n_docs, nonoccurrence, params)
+
+    # -- scoring ----------------------------------------------------------------------------
+
+    def top_k(self, ids: np.ndarray, pointers: np.ndarray, k: int,
+              dedupe: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(document numbers, scores, how many of each row's scores are above zero) of the best
+        ``k`` documents of each query, best first, as bm25s's ``retrieve`` finds them. Query
+        ``i`` is the term ids ``ids[pointers[i]:pointers[i + 1]]``, negative ids skipped, and
+        with ``dedupe`` a term's repeats within its query."""
+        return bm25_kernel.top_k(self, ids, pointers, k, dedupe)
+
+    def scores(self, ids) -> np.ndarray:
+        """Every document's score (float32, in document order) for the term ids ``ids``,
+        summed term by term as bm25s sums them."""
+        out = np.zeros(self.num_docs, dtype=DTYPE)
+        for term in ids:
+            start, end = self.indptr[term], self.indptr[term + 1]
+            out[self.indices[start:end]] += self.data[start:end]  # a column's rows are distinct
+        if self.nonoccurrence is not None and len(ids):
+            out += self.nonoccurrence[np.asarray(ids, dtype=np.int64)].sum()
+        return out
+
+    def weighted(self, weights: dict[int, float]) -> np.ndarray:
+        """Every document's ``sum(weight * score(term))`` over ``weights`` (float64): a query
+        whose terms count unequally (pseudo-relevance feedback)."""
+        out = np.zeros(self.num_docs, dtype=np.float64)
+        for term, weight in weights.items():
+            start, end = self.indptr[term], self.indptr[term + 1]
+            np.add.at(out, self.indices[start:end], weight * self.data[start:end].astype(np.float64))
+        return out
+
+    def document_frequency(self, term: int) -> int:
+        """How many documents hold ``term``."""
+        return int(self.indptr[term + 1] - self.indptr[term])
+
+    def appended(self, other: ScoreMatrix, weight: float) -> ScoreMatrix:
+        """One matrix scoring ``self``'s terms plus ``weight`` times ``other``'s (over the same
+        documents): ``other``'s columns, scaled, after ``self``'s; its term ``t`` is
+        ``t + self.n_terms`` here."""
+        if other.num_docs != self.num_docs:
+            raise ValueError(f"matrices over {self.num_docs} and {other.num_docs} documents cannot be joined")
+        dtype = np.dtype(DTYPE)
+        scale = dtype.type(weight)
+        indptr = np.concatenate([np.asarray(self.indptr, dtype=np.int64),
+                                 np.asarray(other.indptr[1:], dtype=np.int64) + np.int64(self.indptr[-1])])
+        data = np.concatenate([np.asarray(self.data, dtype=dtype), np.asarray(other.data, dtype=dtype) * scale])
+        indices = np.concatenate([self.indices, np.asarray(other.indices, dtype=self.indices.dtype)])
+        absent = None
+        if self.nonoccurrence is not None or other.nonoccurrence is not None:
+            mine = self.nonoccurrence if self.nonoccurrence is not None else np.zeros(self.n_terms, dtype)
+            theirs = other.nonoccurrence if other.nonoccurrence is not None else np.zeros(other.n_terms, dtype)
+            absent = np.concatenate([np.asarray(mine, dtype=dtype), np.asarray(theirs, dtype=dtype) * scale])
+        return ScoreMatrix(data, indices, indptr, self.num_docs, absent, self.params)
+
+    # -- files ------------------------------------------------------------------------------
+
+    def save(self, folder: str | Path, vocab: dict[str, int]) -> None:
+        """The matrix and ``vocab`` (term -> column) as files of ``folder`` (bm25s's layout)."""
+        folder = Path(folder)
+        for key, name in _FILES.items():
+            np.save(folder / name, getattr(self, key), allow_pickle=False)
+        if self.nonoccurrence is not None:
+            np.save(folder / _ABSENCE_FILE, self.nonoccurrence, allow_pickle=False)
+        (folder / _VOCAB_FILE).write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+        params = {**self.params, "dtype": DTYPE, "int_dtype": INT_DTYPE, "num_docs": self.num_docs,
+                  "version": "lexir", "backend": "numba"}
+        (folder / _PARAMS_FILE).write_text(json.dumps(params, indent=4), encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: str | Path, mmap: bool = True) -> tuple[ScoreMatrix, dict[str, int]]:
+        """The matrix and vocabulary :meth:`save` (or bm25s's ``BM25.save``) wrote in ``folder``;
+        the three large arrays memory-mapped unless ``mmap`` is off."""
+        folder = Path(folder)
+        params = json.loads((folder / _PARAMS_FILE).read_text(encoding="utf-8"))
+        vocab = json.loads((folder / _VOCAB_FILE).read_text(encoding="utf-8"))
+        mode = "r" if mmap else None
+        arrays = {key: np.load(folder / name, allow_pickle=False, mmap_mode=mode) for key, name in _FILES.items()}
+        absent = None
+        if params.get("method") in ABSENCE_SCORED:
+            path = folder / _ABSENCE_FILE
+            if not path.exists():
+                raise ValueError(f"{folder}: {_ABSENCE_FILE} missing for BM25 method {params['method']!r} "
+                                 "(damaged; rebuild the index)")
+            absent = np.load(path, allow_pickle=False)
+        kept = {key: params[key] for key in ("k1", "b", "delta", "method", "idf_method") if key in params}
+        return cls(arrays["data"], arrays["indices"], arrays["indptr"], params["num_docs"], absent, kept), vocab

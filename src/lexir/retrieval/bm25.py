@@ -275,7 +275,7 @@ def _auto_modes() -> str:
 
 @register_system(
     "bm25",
-    "BM25 (bm25s) over article text with lexir's analyzer (raw, stem or lemma; mode=auto is the language's "
+    "BM25 (lexir's score matrix, bm25s's formulas) over article text with lexir's analyzer (raw, stem or lemma; mode=auto is the language's "
     f"default: {_auto_modes()}); bigrams=w adds adjacent-term-pair evidence with weight w",
     k1=1.2, b=0.75,
     mode=Param("auto", "text analysis: auto (the corpus language's default, lexir/analysis/data/defaults.tsv), "

@@ -41,7 +41,8 @@ def fold(gerlayqa):
 def model(gerlayqa, fold, tmp_path_factory):
     _, corpus, _ = gerlayqa
     out = tmp_path_factory.mktemp("models") / "qa"
-    manifest = train_system("bm25-qa", corpus, fold[0], out, data={"data": "gerlayqa-dev"}, params={"folds": 2})
+    manifest = train_system("bm25-qa", corpus, fold[0], out, data={"data": "gerlayqa-dev"},
+                            params={"folds": 2, "dense": "off"})
     return out, manifest
 
 
@@ -107,7 +108,7 @@ def test_a_model_folder_is_written_whole_or_not_at_all(gerlayqa, fold, model, tm
     _, corpus, _ = gerlayqa
     out, _ = model
     with pytest.raises(ValueError, match="already exists"):
-        train_system("bm25-qa", corpus, fold[0], out)
+        train_system("bm25-qa", corpus, fold[0], out, params={"dense": "off"})
 
     def crash(*args):
         raise OSError("disk gone")
@@ -116,7 +117,7 @@ def test_a_model_folder_is_written_whole_or_not_at_all(gerlayqa, fold, model, tm
     target = tmp_path / "crashed"
     with pytest.raises(OSError, match="disk gone"):
         train_system("bm25-qa", corpus, subset(fold[0], [q.id for q in fold[0].queries[:60]]), target,
-                     params={"folds": 2})
+                     params={"folds": 2, "dense": "off"})
     assert list(tmp_path.iterdir()) == []  # neither the folder nor its temporary copy
 
 
@@ -154,7 +155,7 @@ def test_recommended_without_a_model_is_todays_pipeline_and_with_one_the_trained
     assert "model" not in untrained and "bm25-qa" not in untrained
     out = tmp_path / "rec"
     train_system("recommended", corpus, subset(fold[0], [q.id for q in fold[0].queries[:300]]), out,
-                 params={"folds": 2})
+                 params={"folds": 2, "dense": "off"})
     with_model = effective_spec("recommended", {"model": str(out)}, "de")
     assert with_model.startswith("bm25-qa(") and load_model(out).digest in with_model
     test = fold[1].queries[:50]
@@ -187,7 +188,7 @@ def test_train_and_run_from_the_command_line(gerlayqa, fold, tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["train", "recommended", "--corpus", str(folder), "--language", "de",
                                  "--queries", str(queries), "--qrels", str(qrels), "-p", "folds=2",
-                                 "--output", str(tmp_path / "m")])
+                                 "-p", "dense=off", "--output", str(tmp_path / "m")])
     assert result.exit_code == 0, result.output
     assert load_model(tmp_path / "m").manifest["training"]["queries"] == 200
     again = runner.invoke(app, ["train", "recommended", str(folder), "--split", "dev", "--language", "de",
@@ -248,8 +249,8 @@ def test_learning_to_rank_is_trained_saved_and_used(tmp_path):
     pytest.importorskip("lightgbm")
     bench = lexir.load("demo")
     train, test = kfold(bench.queries, 4)[0]
-    plain = train_system("bm25-qa", bench.corpus, train, tmp_path / "plain", params={"folds": 2})
-    ranked = train_system("bm25-qa", bench.corpus, train, tmp_path / "ltr", params={"folds": 2, "ltr": "on"})
+    plain = train_system("bm25-qa", bench.corpus, train, tmp_path / "plain", params={"folds": 2, "dense": "off"})
+    ranked = train_system("bm25-qa", bench.corpus, train, tmp_path / "ltr", params={"folds": 2, "ltr": "on", "dense": "off"})
     assert plain["params"]["ranker"] == "" and ranked["params"]["ranker"]
     assert (tmp_path / "ltr" / ranked["params"]["ranker"]).stat().st_size > 0
     runs = [lexir.retrieve(lexir.build(bench.corpus, "bm25-qa", model=str(tmp_path / name), cache=False), test)
@@ -258,3 +259,43 @@ def test_learning_to_rank_is_trained_saved_and_used(tmp_path):
     assert lexir.evaluate(runs[1], test).mean("nDCG@10") > 0.5  # and ranks the cited article high
     with pytest.raises(SeenQueryError):
         lexir.build(bench.corpus, "bm25-qa", model=str(tmp_path / "ltr"), cache=False).search_many(train.queries[:2])
+
+
+def test_dense_evidence_is_trained_saved_and_used(tmp_path):
+    """The e5 evidence (nearest training questions, linear adapter) fits its training questions;
+    dense=on keeps it (its best non-zero weights), saves the adapter in the model folder, and the
+    built system uses it."""
+    pytest.importorskip("onnxruntime")
+    import dataclasses
+
+    import numpy as np
+
+    from lexir.learning.qa import DENSE_SPEC, Evidence, QuestionAugmented, questions_of
+    from lexir.retrieval.build import build_spec
+
+    bench = lexir.load("demo")
+    train, test = kfold(bench.queries, 4)[0]
+    dense = build_spec(bench.corpus, DENSE_SPEC)
+    evidence = Evidence(bench.corpus, questions_of(train.queries, train.qrels), "pl", dense)
+    # the adapter fits: a training question's cited article scores higher than where it started
+    fitted, start = evidence.dense, np.stack([dense.article_vector(d) for d in bench.corpus.ids]).T
+    column = {d: i for i, d in enumerate(bench.corpus.ids)}
+    q = train.queries[0]
+    cited = [column[d] for d in train.qrels[q.id] if d in column]
+    vector = dense.encode_queries([q.text])[0]
+    before = np.argsort(-(vector @ start)).tolist().index(cited[0])
+    after = np.argsort(-(vector @ fitted.weights + fitted.bias / 20)).tolist().index(cited[0])
+    assert after <= before
+    votes, adapted = evidence.dense_matrices(test.queries)
+    assert votes.shape == adapted.shape == (len(test.queries), len(bench.corpus))
+    assert np.allclose(adapted.max(axis=1), 1.0) and np.allclose(votes.max(axis=1), 1.0)
+
+    manifest = train_system("bm25-qa", bench.corpus, train, tmp_path / "m", params={"folds": 2, "dense": "on"})
+    assert manifest["selection"]["dense"] is True
+    params = manifest["params"]
+    assert params["dense_neighbours"] or params["adapter"]
+    assert params["dense"] == DENSE_SPEC and (tmp_path / "m" / "adapter.npz").is_file()
+    trained = lexir.build(bench.corpus, "bm25-qa", model=str(tmp_path / "m"), cache=False)
+    without = QuestionAugmented(bench.corpus, trained.base, trained.model,
+                                dataclasses.replace(trained.weights, dense_neighbours=0.0, adapter=0.0))
+    assert trained.search_many(test.queries) != without.search_many(test.queries)

@@ -14,7 +14,14 @@ question)::
   own (a provision no question cites has none);
 - ``neighbours``: BM25 over the training questions one by one; the ``neighbours`` most similar
   ones vote for the provisions they cite, with their BM25 score times the judgement's grade;
-- ``prior``: ``log(1 + n) / log(1 + n_max)`` for a provision cited by ``n`` training questions.
+- ``prior``: ``log(1 + n) / log(1 + n_max)`` for a provision cited by ``n`` training questions;
+- ``dense_neighbours`` (with a dense encoder, :class:`DenseEvidence`): the ``DENSE_K`` training
+  questions nearest by e5 cosine vote for the provisions they cite, with their cosine times the
+  grade (lay questions resemble each other more than they resemble the statute);
+- ``adapter``: a linear map from a question's e5 vector to the provisions, started at the
+  provisions' own vectors (zero-shot dense retrieval) and fitted on the training questions by
+  softmax cross-entropy with an L2 pull back to that start (dense domain adaptation that fits two
+  CPU cores: the encoder stays frozen, the map is 384 x provisions).
 
 Training (:func:`train_qa`) chooses the weights and the number of neighbours on inner folds of
 the training questions alone (hash folds, :mod:`lexir.learning.folds`), by nDCG@10 pooled over
@@ -24,10 +31,12 @@ the inner folds, then indexes all training questions. Every BM25 index is lexir'
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,6 +56,12 @@ GRID: dict[str, tuple] = {
     "prior": (0.0, 0.05, 0.2, 0.4),
     "k": (30, 100),
 }
+# The dense evidence's extra weights (tried after GRID, with GRID's best weights fixed, then GRID again).
+DENSE_GRID: dict[str, tuple] = {"dense_neighbours": (0.0, 0.5, 1.0, 2.0), "adapter": (0.0, 0.5, 1.0, 2.0)}
+DENSE_SPEC = "dense(encoder=onnx)"  # the encoder of the dense evidence (lexir[onnx], int8 e5-small)
+DENSE_K = 30  # nearest training questions that vote, by e5 cosine
+DENSE_AUTO_MAX = 3000  # dense=auto: only over corpora of at most this many provisions (encoding cost)
+ADAPTER = {"l2": 1e-3, "epochs": 100, "scale": 20.0, "lr": 0.05}  # softmax temperature 1/scale, Adam
 DEPTH = 1000  # base results used per question
 BATCH = 128  # questions scored together (dense rows of the corpus's width)
 SEEN = ("refuse", "warn", "allow")
@@ -63,20 +78,27 @@ class Weights:
     prior: float
     k: int
     joint: float = 0.0
+    dense_neighbours: float = 0.0
+    adapter: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {"joint": self.joint, "field": self.field, "neighbours": self.neighbours, "prior": self.prior,
-                "k": self.k}
+                "k": self.k, "dense_neighbours": self.dense_neighbours, "adapter": self.adapter}
 
     @property
     def learned(self) -> float:
-        return self.joint + self.field + self.neighbours + self.prior
+        return self.joint + self.field + self.neighbours + self.prior + self.dense_neighbours + self.adapter
+
+    @property
+    def dense(self) -> bool:
+        return bool(self.dense_neighbours or self.adapter)
 
 
 class Evidence:
     """The learned fields over one corpus from a set of training questions."""
 
-    def __init__(self, corpus: Corpus, questions: Sequence[TrainingQuestion], language: str = "") -> None:
+    def __init__(self, corpus: Corpus, questions: Sequence[TrainingQuestion], language: str = "",
+                 dense: Any = None, adapter: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.doc_ids = corpus.ids
         column = {doc: i for i, doc in enumerate(self.doc_ids)}
         self.column = column
@@ -108,6 +130,12 @@ class Evidence:
         counts = np.asarray((self.votes > 0).sum(axis=0)).ravel().astype(np.float64)
         self.prior = (np.log1p(counts) / np.log1p(counts.max())).astype(np.float32) if counts.max() > 0 \
             else np.zeros(len(self.doc_ids), dtype=np.float32)
+        self.dense = DenseEvidence(dense, self.doc_ids, [q.text for q in kept], self.votes, adapter) \
+            if dense is not None and kept else None
+
+    def dense_matrices(self, queries: Sequence[Query]) -> tuple[np.ndarray, np.ndarray] | None:
+        """(dense neighbour votes, adapter scores), one normalised row per query; None without an encoder."""
+        return self.dense.matrices(queries) if self.dense is not None else None
 
     def matrices(self, queries: Sequence[Query], ks: Sequence[int],
                  joint: bool = True) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]:
@@ -142,6 +170,78 @@ class Evidence:
         return joint_scores, field, votes
 
 
+class DenseEvidence:
+    """The e5 side of the evidence: the training questions' vectors (their nearest ``DENSE_K`` vote)
+    and the linear adapter (trained here unless given, e.g. read from a model folder)."""
+
+    def __init__(self, dense: Any, doc_ids: Sequence[str], texts: Sequence[str], votes: sparse.csr_matrix,
+                 adapter: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        self.retriever = dense
+        self.vectors = dense.encode_queries(list(texts)).astype(np.float32)
+        self.votes = votes
+        if adapter is None:
+            start = np.stack([dense.article_vector(d) for d in doc_ids]).astype(np.float32).T
+            adapter = train_adapter(self.vectors, votes, start)
+        self.weights, self.bias = adapter
+
+    def matrices(self, queries: Sequence[Query]) -> tuple[np.ndarray, np.ndarray]:
+        v = self.retriever.encode_queries([q.text for q in queries]).astype(np.float32)
+        sim = v @ self.vectors.T
+        k = min(DENSE_K, sim.shape[1])
+        top = np.argpartition(-sim, k - 1, axis=1)[:, :k]
+        near = np.zeros_like(sim)
+        np.put_along_axis(near, top, np.maximum(np.take_along_axis(sim, top, axis=1), 0), axis=1)
+        votes = (sparse.csr_matrix(near) @ self.votes).toarray().astype(np.float32)
+        _normalise(votes)
+        logits = ADAPTER["scale"] * v @ self.weights + self.bias
+        adapted = np.exp(logits - logits.max(axis=1, keepdims=True)).astype(np.float32)  # in (0, 1], top 1
+        return votes, adapted
+
+
+def train_adapter(vectors: np.ndarray, votes: sparse.csr_matrix, start: np.ndarray,
+                  params: Mapping[str, float] = ADAPTER) -> tuple[np.ndarray, np.ndarray]:
+    """(W, b): softmax(scale * x W + b) over the provisions fitted to each training question's
+    judgements (grades, normalised to sum 1) by full-batch Adam; an L2 term pulls W back to
+    ``start`` (the provisions' vectors, so an untrained column scores as zero-shot dense retrieval)."""
+    target = np.asarray(votes.todense(), dtype=np.float32)
+    target /= np.maximum(target.sum(axis=1, keepdims=True), 1e-9)
+    x, scale, l2, lr = vectors.astype(np.float32), params["scale"], params["l2"], params["lr"]
+    w, b = start.astype(np.float32).copy(), np.zeros(start.shape[1], dtype=np.float32)
+    moments = [[np.zeros_like(w), np.zeros_like(w)], [np.zeros_like(b), np.zeros_like(b)]]
+    for t in range(1, int(params["epochs"]) + 1):
+        z = scale * (x @ w) + b
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        g = (p - target) / len(x)
+        grads = (scale * (x.T @ g) + l2 * (w - start), g.sum(axis=0))
+        for value, grad, (m, v) in zip((w, b), grads, moments, strict=True):
+            m *= 0.9
+            m += 0.1 * grad
+            v *= 0.999
+            v += 0.001 * grad * grad
+            value -= lr * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+    return w, b
+
+
+def load_adapter(path: str | Path, doc_ids, dense) -> tuple[np.ndarray, np.ndarray]:
+    """A model's adapter with its columns in ``doc_ids``' order; a provision it has no column for
+    starts where training started (its own vector, bias 0)."""
+    with np.load(path, allow_pickle=False) as data:
+        weights, bias, ids = data["weights"], data["bias"], [str(i) for i in data["ids"]]
+    at = {d: i for i, d in enumerate(ids)}
+    if list(doc_ids) == ids:
+        return weights, bias
+    w = np.empty((weights.shape[0], len(doc_ids)), dtype=np.float32)
+    b = np.zeros(len(doc_ids), dtype=np.float32)
+    for j, doc in enumerate(doc_ids):
+        if doc in at:
+            w[:, j], b[j] = weights[:, at[doc]], bias[at[doc]]
+        else:
+            w[:, j] = dense.article_vector(doc)
+    return w, b
+
+
 def _fill(matrix: np.ndarray, queries: Sequence[Query], run: Run, column: Mapping[str, int]) -> None:
     for i, q in enumerate(queries):
         hits = run.get(q.id)
@@ -166,8 +266,13 @@ def base_matrix(base: Retriever, queries: Sequence[Query], doc_ids: Sequence[str
 
 
 def combine(base: np.ndarray, joint: np.ndarray, field: np.ndarray, votes: np.ndarray, prior: np.ndarray,
-            w: Weights) -> np.ndarray:
+            w: Weights, dense: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     score = base.copy()
+    if dense is not None:
+        if w.dense_neighbours:
+            score += w.dense_neighbours * dense[0]
+        if w.adapter:
+            score += w.adapter * dense[1]
     if w.joint:
         score += w.joint * joint
     if w.field:
@@ -201,10 +306,11 @@ def lightgbm():
 
 
 def ltr_features(base: np.ndarray, joint: np.ndarray, field: np.ndarray, votes: Mapping[int, np.ndarray],
-                 prior: np.ndarray, length: np.ndarray, w: Weights) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 prior: np.ndarray, length: np.ndarray, w: Weights,
+                 dense: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(candidates: each row's top documents by the linear score, best first; their features,
     one row per (question, candidate); the linear scores)."""
-    linear = combine(base, joint, field, votes[w.k], prior, w)
+    linear = combine(base, joint, field, votes[w.k], prior, w, dense)
     c = min(CANDIDATES, linear.shape[1])
     top = np.argpartition(-linear, c - 1, axis=1)[:, :c]
     order = np.lexsort((top, -np.take_along_axis(linear, top, axis=1)), axis=1)
@@ -245,13 +351,16 @@ class QuestionAugmented(Retriever):
     name = "bm25-qa"
 
     def __init__(self, corpus: Corpus, base: Retriever, model: Model, weights: Weights, *,
-                 depth: int = DEPTH, seen: str = "refuse", base_spec: str = "", ranker=None) -> None:
+                 depth: int = DEPTH, seen: str = "refuse", base_spec: str = "", ranker=None, dense: Any = None,
+                 adapter: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         if seen not in SEEN:
             raise ValueError(f"seen={seen!r}; valid: {', '.join(SEEN)}")
         self.base, self.model, self.weights, self.depth, self.seen = base, model, weights, depth, seen
         self.base_spec, self.ranker = base_spec, ranker
         self.length = provision_lengths(corpus)
-        self.evidence = Evidence(corpus, model.questions, corpus.language)
+        if weights.dense and dense is None:
+            raise ValueError(f"model {model.folder.name!r} weighs dense evidence: it needs its dense encoder")
+        self.evidence = Evidence(corpus, model.questions, corpus.language, dense if weights.dense else None, adapter)
         self.doc_ids = corpus.ids
         self.warnings: list[str] = []
 
@@ -278,13 +387,14 @@ class QuestionAugmented(Retriever):
         for start in range(0, len(queries), BATCH):
             chunk = list(queries[start:start + BATCH])
             base = base_matrix(self.base, chunk, self.doc_ids, self.depth)
+            dense = ev.dense_matrices(chunk) if w.dense else None
             if self.ranker is not None:
                 joint, field, votes = ev.matrices(chunk, sorted({*LTR_KS, w.k}))
-                top, features, linear = ltr_features(base, joint, field, votes, ev.prior, self.length, w)
+                top, features, linear = ltr_features(base, joint, field, votes, ev.prior, self.length, w, dense)
                 scores = reranked(top, self.ranker.predict(features), linear)
             else:
                 joint, field, votes = ev.matrices(chunk, [w.k] if w.neighbours else [], joint=bool(w.joint))
-                scores = combine(base, joint, field, votes.get(w.k, field), ev.prior, w)
+                scores = combine(base, joint, field, votes.get(w.k, field), ev.prior, w, dense)
             for i, q in enumerate(chunk):
                 run[q.id] = dict(top_scores(scores[i], self.doc_ids, k))
             if progress:
@@ -340,10 +450,14 @@ def questions_of(queries: Sequence[Query], qrels: Qrels) -> list[TrainingQuestio
 
 def choose_weights(corpus: Corpus, base: Retriever, queries: Sequence[Query], qrels: Qrels, *,
                    folds: int = 3, grid: Mapping[str, Sequence] | None = None, depth: int = DEPTH,
+                   dense: Any = None, force_dense: bool = False,
                    log: Callable[[str], None] | None = None) -> tuple[Weights, dict[str, Any]]:
     """The grid point with the best nDCG@10 pooled over ``folds`` inner folds of ``queries``
-    (each fold's evidence built from the other folds' questions only)."""
-    grid = {**GRID, **dict(grid or {})}
+    (each fold's evidence built from the other folds' questions only). With ``dense`` (a dense
+    retriever over ``corpus``), the dense weights of DENSE_GRID are tried at GRID's best point,
+    then GRID's joint, field and prior again beside the best dense weights; ``force_dense``: the
+    best point with some dense weight, even where the inner folds prefer none (like ``ltr=on``)."""
+    grid = {**GRID, **DENSE_GRID, **dict(grid or {})}
     queries = [q for q in queries if qrels.get(q.id)]
     by_id = {q.id: q for q in queries}
     start = time.perf_counter()
@@ -354,31 +468,48 @@ def choose_weights(corpus: Corpus, base: Retriever, queries: Sequence[Query], qr
     for train_ids, test_ids in kfold_ids([q.id for q in queries], folds, seed="lexir-inner"):
         if not train_ids or not test_ids:
             continue
-        evidence = Evidence(corpus, questions_of([by_id[i] for i in train_ids], qrels), corpus.language)
+        evidence = Evidence(corpus, questions_of([by_id[i] for i in train_ids], qrels), corpus.language, dense)
         test = [by_id[i] for i in test_ids]
         joint, field, votes = evidence.matrices(test, sorted({*grid["k"], *LTR_KS}))
         parts.append((all_base[[row_of[i] for i in test_ids]], joint, field, votes, evidence.prior,
-                      grade_matrix(qrels, test_ids, column), ideal_dcg(qrels, test_ids)))
+                      grade_matrix(qrels, test_ids, column), ideal_dcg(qrels, test_ids), evidence.dense_matrices(test)))
     if not parts:
         raise ValueError(f"training needs at least {folds} judged questions to choose its weights on inner folds")
-    results = []
-    for wj, wf, wn, wp, k in itertools.product(grid["joint"], grid["field"], grid["neighbours"], grid["prior"],
-                                               grid["k"]):
-        if not wn and k != grid["k"][0]:
-            continue  # k changes nothing without neighbours
-        w = Weights(float(wf), float(wn), float(wp), int(k), float(wj))
-        values = np.concatenate([ndcg_at(combine(b, j, f, v[w.k], p, w), g, ideal)
-                                 for b, j, f, v, p, g, ideal in parts])
-        results.append((float(values.mean()), w))
+    def score(w: Weights) -> float:
+        return float(np.concatenate([ndcg_at(combine(b, j, f, v[w.k], p, w, d), g, ideal)
+                                     for b, j, f, v, p, g, ideal, d in parts]).mean())
+
+    def lexical(dn: float = 0.0, ad: float = 0.0, at: Weights | None = None) -> list[tuple[float, Weights]]:
+        out = []  # with ``at``: its neighbours and k kept, the other lexical weights tried again
+        neighbours, ks = ((at.neighbours,), (at.k,)) if at else (grid["neighbours"], grid["k"])
+        for wj, wf, wn, wp, k in itertools.product(grid["joint"], grid["field"], neighbours, grid["prior"], ks):
+            if not wn and k != grid["k"][0]:
+                continue  # k changes nothing without neighbours
+            w = Weights(float(wf), float(wn), float(wp), int(k), float(wj), dn, ad)
+            out.append((score(w), w))
+        return out
+
+    results = lexical()
+    has_dense = all(part[-1] is not None for part in parts)
+    if has_dense:
+        results.sort(key=lambda r: (-r[0], r[1].learned))
+        at = results[0][1]
+        tried = [(score(w), w) for w in (dataclasses.replace(at, dense_neighbours=float(dn), adapter=float(ad))
+                                         for dn, ad in itertools.product(grid["dense_neighbours"], grid["adapter"]))]
+        tried.sort(key=lambda r: (-r[0], r[1].learned))
+        dense_best = next(w for _, w in tried if w.dense or not force_dense)
+        results += tried
+        if dense_best.dense:
+            results += lexical(dense_best.dense_neighbours, dense_best.adapter, at)
     results.sort(key=lambda r: (-r[0], r[1].learned))
-    best_score, best = results[0]
+    best_score, best = next((s, w) for s, w in results if w.dense or not (force_dense and has_dense))
     base_only = next(s for s, w in results if not w.learned)
     info = {
         "objective": "nDCG@10", "inner_folds": folds, "questions": len(queries),
         "best": {"nDCG@10": round(best_score, 4), **best.as_dict()},
         "base_only": {"nDCG@10": round(base_only, 4)},
         "top": [{"nDCG@10": round(s, 4), **w.as_dict()} for s, w in results[:10]],
-        "grid": {key: list(values) for key, values in grid.items()},
+        "grid": {key: list(values) for key, values in grid.items()}, "dense": has_dense,
         "seconds": round(time.perf_counter() - start, 2),
     }
     if log:
@@ -395,8 +526,8 @@ def choose_ranker(corpus: Corpus, parts: Sequence[tuple], w: Weights, *, force: 
     start = time.perf_counter()
     length = provision_lengths(corpus)
     sets = []
-    for b, j, f, v, p, gains, ideal in parts:
-        top, x, linear = ltr_features(b, j, f, v, p, length, w)
+    for b, j, f, v, p, gains, ideal, d in parts:
+        top, x, linear = ltr_features(b, j, f, v, p, length, w, d)
         sets.append((top, x, linear, np.take_along_axis(gains, top, axis=1).reshape(-1), gains, ideal))
     linear_scores, ranked_scores = [], []
     for i, (top, x, linear, _, gains, ideal) in enumerate(sets):

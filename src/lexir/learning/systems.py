@@ -13,7 +13,7 @@ import hashlib
 from pathlib import Path
 
 from lexir.learning.model import Model, load_model
-from lexir.learning.qa import DEPTH, SEEN, QuestionAugmented, Weights, lightgbm
+from lexir.learning.qa import DEPTH, SEEN, QuestionAugmented, Weights, lightgbm, load_adapter
 from lexir.retrieval.base import register_system
 from lexir.retrieval.params import Param
 from lexir.types import Corpus
@@ -54,12 +54,18 @@ def build_trained(corpus: Corpus, model_dir: str, *, seen: str = "refuse", diges
     params = model.params
     base_spec = base or params["base"]
     weights = Weights(float(params["field"]), float(params["neighbours"]), float(params["prior"]), int(params["k"]),
-                      float(params.get("joint", 0.0)))
+                      float(params.get("joint", 0.0)), float(params.get("dense_neighbours", 0.0)),
+                      float(params.get("adapter", 0.0)))
+    dense = adapter = None
+    if weights.dense:
+        dense = build_spec(corpus, params["dense"])
+        adapter = load_adapter(model.folder / params["adapter_file"], corpus.ids, dense)
     ranker = None
     if params.get("ranker"):
         ranker = lightgbm().Booster(model_str=(model.folder / params["ranker"]).read_text(encoding="utf-8"))
     return QuestionAugmented(corpus, build_spec(corpus, base_spec), model, weights,
-                             depth=int(params.get("depth", DEPTH)), seen=seen, base_spec=base_spec, ranker=ranker)
+                             depth=int(params.get("depth", DEPTH)), seen=seen, base_spec=base_spec, ranker=ranker,
+                             dense=dense, adapter=adapter)
 
 
 def trained_spec(model_dir: str, seen: str = "refuse") -> str:

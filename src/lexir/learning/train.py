@@ -10,23 +10,43 @@ Trainable systems:
 ``base=SPEC`` overrides the base, ``folds`` the inner folds the weights are chosen on, ``ltr``
 whether a LightGBM lambdarank reranker over the top 100 is fitted (``off``, the default: on
 gerlayqa-dev it lost to the linear weights on inner folds and costs minutes; ``auto``: where
-LightGBM is installed, kept only if it beats the linear weights on the inner folds; ``on``).
+LightGBM is installed, kept only if it beats the linear weights on the inner folds; ``on``),
+``dense`` whether the e5 evidence (nearest training questions by e5 cosine, and a linear adapter
+from question vectors to provisions; :class:`lexir.learning.qa.DenseEvidence`) is tried (``auto``,
+the default: where ``lexir[onnx]`` is installed and the corpus has at most
+``qa.DENSE_AUTO_MAX`` provisions, since the corpus is encoded once; ``on``: always, with the best non-zero dense
+weights, as ``ltr=on`` forces the ranker; ``off``). Under ``auto`` its weights are chosen on the
+inner folds like the others, so it is kept only where it helps there.
 """
 
 from __future__ import annotations
 
+import io
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from lexir.learning.model import load_model, manifest_for, write_model
-from lexir.learning.qa import DEPTH, choose_ranker, choose_weights, lightgbm, questions_of
+from lexir.learning.qa import (
+    DENSE_AUTO_MAX,
+    DENSE_SPEC,
+    DEPTH,
+    Evidence,
+    choose_ranker,
+    choose_weights,
+    lightgbm,
+    questions_of,
+)
 from lexir.types import Corpus, QuerySet
 
 TRAINABLE = ("bm25-qa", "recommended")
 RANKER = "ranker.txt"  # the LightGBM booster, where learning to rank won on the inner folds
-OPTIONS = {"base": str, "folds": int, "depth": int, "ltr": str}
+ADAPTER_FILE = "adapter.npz"  # the dense adapter (W, b and the provision ids of W's columns)
+OPTIONS = {"base": str, "folds": int, "depth": int, "ltr": str, "dense": str}
+DENSE = ("auto", "on", "off")
 LTR = ("off", "auto", "on")  # auto: lambdarank where LightGBM is installed and it wins on inner folds
 
 
@@ -74,7 +94,9 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
         raise ValueError(f"parameter ltr={ltr!r}; valid: {', '.join(LTR)}")
     if ltr == "on":
         lightgbm()  # refuse now, not after the weights are chosen
-    weights, selection = choose_weights(corpus, base, usable, queries.qrels, folds=folds, depth=depth, log=log)
+    dense = dense_retriever(corpus, options.get("dense", "auto"), log)
+    weights, selection = choose_weights(corpus, base, usable, queries.qrels, folds=folds, depth=depth,
+                                        dense=dense, force_dense=options.get("dense") == "on", log=log)
     parts = selection.pop("_parts")
     files: dict[str, bytes] = {}
     if ltr != "off":
@@ -87,7 +109,13 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
             ranker, selection["lambdarank"] = choose_ranker(corpus, parts, weights, force=ltr == "on", log=log)
             if ranker is not None:
                 files[RANKER] = ranker.model_to_string().encode("utf-8")
-    params_out = {"base": base_spec, "depth": depth, **weights.as_dict(), "ranker": RANKER if files else ""}
+    if weights.dense:
+        final = Evidence(corpus, questions_of(usable, queries.qrels), corpus.language, dense)
+        buffer = io.BytesIO()
+        np.savez(buffer, weights=final.dense.weights, bias=final.dense.bias, ids=np.array(final.doc_ids))
+        files[ADAPTER_FILE] = buffer.getvalue()
+    params_out = {"base": base_spec, "depth": depth, **weights.as_dict(), "ranker": RANKER if RANKER in files else "",
+                  "dense": DENSE_SPEC if weights.dense else "", "adapter_file": ADAPTER_FILE if weights.dense else ""}
     manifest = manifest_for(system, params_out, corpus=corpus, queries=usable, qrels=queries.qrels,
                             data={**dict(data or {}), "name": queries.name,
                                   "judged_questions": len(judged), "citing_corpus": len(usable)},
@@ -97,6 +125,28 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
     if log:
         log(f"trained {system} on {len(usable)} questions in {manifest['train_seconds']:.1f}s -> {output}")
     return manifest
+
+
+def dense_retriever(corpus: Corpus, mode: str, log: Callable[[str], None] | None = None):
+    """The dense retriever the e5 evidence uses (``DENSE_SPEC``), or None (``mode``: DENSE)."""
+    from lexir.retrieval.build import build_spec
+
+    if mode not in DENSE:
+        raise ValueError(f"parameter dense={mode!r}; valid: {', '.join(DENSE)}")
+    if mode == "off":
+        return None
+    if mode == "auto":
+        try:
+            import onnxruntime  # noqa: F401
+        except ImportError:
+            if log:
+                log("no dense evidence: onnxruntime is not installed (pip install 'lexir[onnx]')")
+            return None
+        if len(corpus) > DENSE_AUTO_MAX:
+            if log:
+                log(f"no dense evidence: {len(corpus)} provisions > {DENSE_AUTO_MAX} (pass -p dense=on to encode them)")
+            return None
+    return build_spec(corpus, DENSE_SPEC)
 
 
 def training_data(data: Any = None, *, split: str | None = None, language: str | None = None,

@@ -139,17 +139,9 @@ def bench_german_corpus(data: Path, limit: int | None) -> None:
 
 
 def bench_greek_corpus(data: Path) -> None:
-    try:
-        from lexir.structure.greek import load_greek_statutes  # type: ignore[attr-defined]
+    from lexir.structure.greek import load_greek_statutes
 
-        acts = [(a.id, [p.text for p in a.articles]) for a in load_greek_statutes(data / "el").acts.values()]
-    except (ImportError, AttributeError, TypeError):
-        acts = []
-        for path in sorted((data / "el").glob("*.json")):
-            obj = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(obj, dict) and "provisions" in obj:
-                acts.append((obj["id"], [p.get("content") or "" for p in obj["provisions"]]))
-        print("  (lexir.structure.greek not available: read data/el/*.json directly)")
+    acts = [(a.id, [p.text for p in a.articles]) for a in load_greek_statutes(data / "el")]
     counts: Counter = Counter()
     chars = 0
     t = time.perf_counter()

@@ -119,14 +119,7 @@ class Evidence:
             Document(d.id, "\n".join([d.text, *by_doc.get(d.id, [])]), d.title) for d in corpus]))
         self.neighbour_index = BM25Retriever(analyzer).index(
             Corpus("qa-questions", [Document(f"q{i}", q.text) for i, q in enumerate(kept)])) if kept else None
-        rows, cols, vals = [], [], []
-        for i, q in enumerate(kept):
-            for doc, grade in q.relevant.items():
-                if doc in column and grade > 0:
-                    rows.append(i)
-                    cols.append(column[doc])
-                    vals.append(float(grade))
-        self.votes = sparse.csr_matrix((vals, (rows, cols)), shape=(len(kept), len(self.doc_ids)), dtype=np.float32)
+        self.votes = vote_matrix(kept, column)
         counts = np.asarray((self.votes > 0).sum(axis=0)).ravel().astype(np.float64)
         self.prior = (np.log1p(counts) / np.log1p(counts.max())).astype(np.float32) if counts.max() > 0 \
             else np.zeros(len(self.doc_ids), dtype=np.float32)
@@ -168,6 +161,18 @@ class Evidence:
                 _normalise(votes[k])
         _normalise(field)
         return joint_scores, field, votes
+
+
+def vote_matrix(questions: Sequence[TrainingQuestion], column: Mapping[str, int]) -> sparse.csr_matrix:
+    """One row per question, its grade in the column of each provision it cites (those in ``column``)."""
+    rows, cols, vals = [], [], []
+    for i, q in enumerate(questions):
+        for doc, grade in q.relevant.items():
+            if doc in column and grade > 0:
+                rows.append(i)
+                cols.append(column[doc])
+                vals.append(float(grade))
+    return sparse.csr_matrix((vals, (rows, cols)), shape=(len(questions), len(column)), dtype=np.float32)
 
 
 class DenseEvidence:

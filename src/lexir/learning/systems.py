@@ -53,11 +53,10 @@ def build_trained(corpus: Corpus, model_dir: str, *, seen: str = "refuse", diges
                          f"corpus {corpus.name!r} is {corpus.language!r}")
     params = model.params
     base_spec = base or params["base"]
-    weights = Weights(float(params["field"]), float(params["neighbours"]), float(params["prior"]), int(params["k"]),
-                      float(params.get("joint", 0.0)), float(params.get("dense_neighbours", 0.0)),
-                      float(params.get("adapter", 0.0)))
+    weights = Weights.from_dict(params)
+    recall = Weights.from_dict(params["recall"]) if params.get("recall") else None
     dense = adapter = None
-    if weights.dense:
+    if weights.dense or (recall is not None and recall.dense):
         dense = build_spec(corpus, params["dense"])
         adapter = load_adapter(model.folder / params["adapter_file"], corpus.ids, dense)
     ranker = None
@@ -65,7 +64,7 @@ def build_trained(corpus: Corpus, model_dir: str, *, seen: str = "refuse", diges
         ranker = lightgbm().Booster(model_str=(model.folder / params["ranker"]).read_text(encoding="utf-8"))
     return QuestionAugmented(corpus, build_spec(corpus, base_spec), model, weights,
                              depth=int(params.get("depth", DEPTH)), seen=seen, base_spec=base_spec, ranker=ranker,
-                             dense=dense, adapter=adapter)
+                             dense=dense, adapter=adapter, recall=recall)
 
 
 def trained_spec(model_dir: str, seen: str = "refuse") -> str:

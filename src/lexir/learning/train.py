@@ -36,6 +36,7 @@ from lexir.learning.qa import (
     DEPTH,
     DenseEvidence,
     choose_ranker,
+    choose_recall,
     choose_weights,
     lightgbm,
     questions_of,
@@ -110,7 +111,11 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
             ranker, selection["lambdarank"] = choose_ranker(corpus, parts, weights, force=ltr == "on", log=log)
             if ranker is not None:
                 files[RANKER] = ranker.model_to_string().encode("utf-8")
-    if weights.dense:
+    recall = None
+    if RANKER not in files:  # the ranker reorders its own candidates
+        recall, selection["recall_stage"] = choose_recall(parts, weights, log=log)
+    uses_dense = weights.dense or bool(recall and recall.dense)
+    if uses_dense:
         # the adapter over all training questions (the BM25 fields are built when the model is loaded)
         trained = questions_of(usable, queries.qrels)
         column = {d: i for i, d in enumerate(corpus.ids)}
@@ -119,7 +124,8 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
         np.savez(buffer, weights=final.weights, bias=final.bias, ids=np.array(corpus.ids))
         files[ADAPTER_FILE] = buffer.getvalue()
     params_out = {"base": base_spec, "depth": depth, **weights.as_dict(), "ranker": RANKER if RANKER in files else "",
-                  "dense": DENSE_SPEC if weights.dense else "", "adapter_file": ADAPTER_FILE if weights.dense else ""}
+                  "recall": recall.as_dict() if recall is not None else {},
+                  "dense": DENSE_SPEC if uses_dense else "", "adapter_file": ADAPTER_FILE if uses_dense else ""}
     manifest = manifest_for(system, params_out, corpus=corpus, queries=usable, qrels=queries.qrels,
                             data={**dict(data or {}), "name": queries.name,
                                   "judged_questions": len(judged), "citing_corpus": len(usable)},

@@ -125,8 +125,9 @@ def test_expansion_parent_and_cites(satz_retriever):
 
 def test_registered_system_article_aggregation(small):
     system = _SYSTEMS["bm25-chunks"]  # registered on importing lexir.retrieval.structured
-    retriever = system.build(small, {"level": "satz", "aggregate": "article", "expand": "cites"},
-                             statute_graph=build_graph([small.acts["BGB"]], cites=False))
+    # the graph object itself (not a path): given to the factory, as System.build passes no such context
+    retriever = system.factory(small, **system.resolve({"level": "satz", "aggregate": "article", "expand": "cites"}),
+                               statute_graph=build_graph([small.acts["BGB"]], cites=False))
     hits = retriever.hits(QUERY, 3)
     assert hits[0].id == "BGB::823" and not hits[0].expanded
     assert all("/" not in h.id for h in hits)

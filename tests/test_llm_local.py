@@ -42,11 +42,11 @@ RERANK = {"depth": 4, "chars": 120}
 
 
 def run_both(client, bench):
-    from lexir.retrieval.base import get_system
+    from lexir.retrieval.build import build_retriever
 
     queries = bench.queries.queries[:3]
-    react = get_system("react-bm25").build(bench.corpus, REACT, client=client)
-    rerank = get_system("rerank").build(bench.corpus, RERANK, client=client)
+    react = build_retriever(bench.corpus, "react-bm25", REACT, client=client)
+    rerank = build_retriever(bench.corpus, "rerank", RERANK, client=client)
     return react, react.search_many(queries, 100), rerank, rerank.search_many(queries, 100)
 
 

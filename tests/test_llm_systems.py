@@ -11,6 +11,7 @@ from lexir.llm.cost import SystemResult, cost_table
 from lexir.llm.systems import _Kept, react_order
 from lexir.llm.testing import ScriptedChatServer, reply, schema_answer
 from lexir.retrieval.base import get_system, system_names
+from lexir.retrieval.build import build_retriever
 from lexir.types import Corpus
 
 
@@ -33,7 +34,7 @@ def queries(bench):
 
 
 def build(name, corpus, client, **params):
-    return get_system(name).build(corpus, params, client=client)
+    return build_retriever(corpus, name, params, client=client)
 
 
 def test_reform_bm25(bench, queries, tmp_path):
@@ -216,12 +217,12 @@ def test_surrogates_annotate_resume_and_retrievers(bench, queries, tmp_path):
         with pytest.raises(ValueError, match="another version"):
             annotate(other, make_client(server, tmp_path), out, progress=False)
     for name in ("surrogate-bm25", "doc2query-bm25", "coverage-bm25"):
-        retriever = get_system(name).build(corpus, {"surrogates": str(out)})
+        retriever = build_retriever(corpus, name, {"surrogates": str(out)})
         run = retriever.search_many(queries, 10)
         assert set(run) == {q.id for q in queries}
         assert all(d in corpus for res in run.values() for d in res)
     dense = "dense" if "dense" in system_names() else ""
-    dtf = get_system("dtf").build(corpus, {"surrogates": str(out), "dense": dense})
+    dtf = build_retriever(corpus, "dtf", {"surrogates": str(out), "dense": dense})
     assert len(dtf.parts) == (3 if dense else 2) and dtf.weights == ([1.0, 0.7, 1.0] if dense else [0.7, 1.0])
     run = dtf.search_many(queries, 100)
     assert all(run.values()) and run == dtf.search_many(queries, 100)  # deterministic

@@ -271,11 +271,11 @@ def test_dense_evidence_is_trained_saved_and_used(tmp_path):
     import numpy as np
 
     from lexir.learning.qa import DENSE_SPEC, Evidence, QuestionAugmented, questions_of
-    from lexir.retrieval.build import build_spec
+    from lexir.retrieval.build import build_retriever
 
     bench = lexir.load("demo")
     train, test = kfold(bench.queries, 4)[0]
-    dense = build_spec(bench.corpus, DENSE_SPEC)
+    dense = build_retriever(bench.corpus, DENSE_SPEC)
     evidence = Evidence(bench.corpus, questions_of(train.queries, train.qrels), "pl", dense)
     # the adapter fits: a training question's cited article scores higher than where it started
     fitted, start = evidence.dense, np.stack([dense.article_vector(d) for d in bench.corpus.ids]).T

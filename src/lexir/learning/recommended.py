@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 
 from lexir.analysis import all_language_defaults, language_defaults
 from lexir.retrieval.base import Retriever, register_system
+from lexir.retrieval.context import BuildContext
 from lexir.retrieval.params import Param
-from lexir.retrieval.spec import parse_spec
 from lexir.types import Corpus, Query, Run
 
 
@@ -60,17 +60,16 @@ def _table() -> str:
                              "pipeline)", type=str),
                  seen=Param("refuse", "with model: questions the model was trained on refuse the run, warn, "
                             "or are allowed", choices=("refuse", "warn", "allow")))
-def build_recommended(corpus: Corpus, *, model: str = "", seen: str = "refuse", progress=None) -> RecommendedRetriever:
-    from lexir.retrieval.fusion import build_parts
-
+def build_recommended(corpus: Corpus, *, model: str = "", seen: str = "refuse",
+                      context: BuildContext) -> RecommendedRetriever:
     if not corpus.language:
         raise ValueError(f"corpus {corpus.name!r} has no language: `recommended` is chosen per language "
                          "(give the corpus a language, e.g. --language el)")
     if model:
         from lexir.learning.systems import build_trained
 
-        inner = build_trained(corpus, model, seen=seen, expect=("recommended",))
+        inner = build_trained(corpus, model, context, seen=seen, expect=("recommended",))
         return RecommendedRetriever(inner, recommended_spec(corpus.language, model, seen), corpus.language)
     spec = recommended_spec(corpus.language)
-    (inner,) = build_parts(corpus, [parse_spec(spec)], progress)
+    inner = context.build(spec, corpus, context.progress)
     return RecommendedRetriever(inner, spec, corpus.language)

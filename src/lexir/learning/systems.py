@@ -15,6 +15,7 @@ from pathlib import Path
 from lexir.learning.model import Model, load_model
 from lexir.learning.qa import DEPTH, SEEN, QuestionAugmented, Weights, lightgbm, load_adapter
 from lexir.retrieval.base import register_system
+from lexir.retrieval.context import BuildContext
 from lexir.retrieval.params import Param
 from lexir.types import Corpus
 
@@ -35,11 +36,10 @@ def cached_model(folder: str | Path) -> Model:
     return _MODELS[key]
 
 
-def build_trained(corpus: Corpus, model_dir: str, *, seen: str = "refuse", digest: str = "",
+def build_trained(corpus: Corpus, model_dir: str, context: BuildContext, *, seen: str = "refuse", digest: str = "",
                   base: str = "", expect: tuple[str, ...] = ("bm25-qa", "recommended")) -> QuestionAugmented:
-    """The trained system of ``model_dir`` over ``corpus`` (base: the model's, unless ``base``)."""
-    from lexir.retrieval.build import build_spec
-
+    """The trained system of ``model_dir`` over ``corpus`` (base: the model's, unless ``base``), its
+    parts built through ``context``."""
     if not model_dir:
         raise ValueError("needs model=DIR: a folder written by `lexir train` (see docs/train.md)")
     model = cached_model(model_dir)
@@ -57,12 +57,12 @@ def build_trained(corpus: Corpus, model_dir: str, *, seen: str = "refuse", diges
     recall = Weights.from_dict(params["recall"]) if params.get("recall") else None
     dense = adapter = None
     if weights.dense or (recall is not None and recall.dense):
-        dense = build_spec(corpus, params["dense"])
+        dense = context.build(params["dense"], corpus)
         adapter = load_adapter(model.folder / params["adapter_file"], corpus.ids, dense)
     ranker = None
     if params.get("ranker"):
         ranker = lightgbm().Booster(model_str=(model.folder / params["ranker"]).read_text(encoding="utf-8"))
-    return QuestionAugmented(corpus, build_spec(corpus, base_spec), model, weights,
+    return QuestionAugmented(corpus, context.build(base_spec, corpus, context.progress), model, weights,
                              depth=int(params.get("depth", DEPTH)), seen=seen, base_spec=base_spec, ranker=ranker,
                              dense=dense, adapter=adapter, recall=recall)
 
@@ -84,5 +84,5 @@ def trained_spec(model_dir: str, seen: str = "refuse") -> str:
     seen=Param("refuse", "questions the model was trained on: refuse the run, warn, or allow", choices=SEEN),
     digest=Param("", "the model manifest's sha256, checked when given (set by recommended's spec)", type=str),
 )
-def build_bm25_qa(corpus: Corpus, *, model, base, seen, digest, progress=None) -> QuestionAugmented:
-    return build_trained(corpus, model, seen=seen, digest=digest, base=base)
+def build_bm25_qa(corpus: Corpus, *, model, base, seen, digest, context: BuildContext) -> QuestionAugmented:
+    return build_trained(corpus, model, context, seen=seen, digest=digest, base=base)

@@ -42,6 +42,7 @@ from lexir.learning.qa import (
     questions_of,
     vote_matrix,
 )
+from lexir.retrieval.build import build_retriever
 from lexir.types import Corpus, QuerySet
 
 TRAINABLE = ("bm25-qa", "recommended")
@@ -65,8 +66,6 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
                  log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Train ``system`` on ``queries`` (with their judgements) over ``corpus``; write the model
     folder ``output`` (atomically) and return its manifest."""
-    from lexir.retrieval.build import build_spec
-
     if system not in TRAINABLE:
         raise ValueError(f"system {system!r} cannot be trained; trainable: {', '.join(TRAINABLE)}")
     options: dict[str, Any] = {}
@@ -90,7 +89,7 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
     base_spec = options.get("base") or default_base(system, corpus.language)
     folds, depth = options.get("folds", 3), options.get("depth", DEPTH)
     start = time.perf_counter()
-    base = build_spec(corpus, base_spec)
+    base = build_retriever(corpus, base_spec)
     ltr = options.get("ltr", "off")
     if ltr not in LTR:
         raise ValueError(f"parameter ltr={ltr!r}; valid: {', '.join(LTR)}")
@@ -139,8 +138,6 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
 
 def dense_retriever(corpus: Corpus, mode: str, log: Callable[[str], None] | None = None):
     """The dense retriever the e5 evidence uses (``DENSE_SPEC``), or None (``mode``: DENSE)."""
-    from lexir.retrieval.build import build_spec
-
     if mode not in DENSE:
         raise ValueError(f"parameter dense={mode!r}; valid: {', '.join(DENSE)}")
     if mode == "off":
@@ -156,7 +153,7 @@ def dense_retriever(corpus: Corpus, mode: str, log: Callable[[str], None] | None
             if log:
                 log(f"no dense evidence: {len(corpus)} provisions > {DENSE_AUTO_MAX} (pass -p dense=on to encode them)")
             return None
-    return build_spec(corpus, DENSE_SPEC)
+    return build_retriever(corpus, DENSE_SPEC)
 
 
 def training_data(data: Any = None, *, split: str | None = None, language: str | None = None,

@@ -26,6 +26,7 @@ from lexir.evaluation.answers import AnsweredQuestion, AnswerTable, summarise
 from lexir.llm.base import ask, clip
 from lexir.llm.client import LLMClient
 from lexir.llm.parsing import answer_schema, parse_answer
+from lexir.retrieval.build import build_retriever
 from lexir.types import Corpus, Query, QuerySet, Run, act_of, ranked
 
 CLOSED = "none"
@@ -198,8 +199,6 @@ def evaluate_answers(corpus: Corpus, queries: QuerySet, conditions: Sequence[str
 
 
 def _retrieve(corpus: Corpus, spec_text: str, params: Mapping[str, Any], queries: QuerySet, k: int) -> Run:
-    from lexir.retrieval.build import build_retriever
-
     return build_retriever(corpus, spec_text, params, qrels=queries.qrels).search_many(queries.queries, k)
 
 

@@ -136,12 +136,3 @@ class LLMRetriever(Retriever):
 
         results = self.client.map(one, list(queries), on_done=done)
         return {q.id: dict(res) for q, res in zip(queries, results, strict=True)}
-
-
-def build_sub(corpus: Corpus, spec_text: str) -> Retriever:
-    """A retriever for a system spec such as ``bm25(mode=stem)`` (through the pipeline's cache)."""
-    from lexir.retrieval.build import build_spec
-
-    return build_spec(corpus, spec_text)
-
-

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from lexir.llm.accounting import Accounting, Usage
+from lexir.llm.base import LLM_PARAMS
 from lexir.llm.client import LLMClient, LLMConfig
 from lexir.llm.cost import SystemResult, cost_table
+from lexir.retrieval.build import build_retriever
 
 
 def make_client(base_url: str | None = None, model: str | None = None, config_file: str | Path | None = None,
@@ -54,7 +56,6 @@ def run_systems(dataset: str, systems: Sequence[str], *, params: Mapping[str, Ma
     """
     from lexir.datasets import open as open_data
     from lexir.retrieval.base import get_system
-    from lexir.retrieval.build import build_retriever
     from lexir.retrieval.spec import parse_spec
 
     bench = open_data(dataset, data_dir=data_dir, want="queries")
@@ -64,15 +65,12 @@ def run_systems(dataset: str, systems: Sequence[str], *, params: Mapping[str, Ma
     for text in systems:
         spec = parse_spec(text)
         values = {**spec.param_dict, **dict((params or {}).get(text, {}))}
-        system = get_system(spec.name)
-        if "client" in _factory_params(system):
-            if client is None:
-                client = make_client()
-            retriever = system.build(bench.corpus, values, client=client)
-        else:
-            retriever = build_retriever(bench.corpus, spec.name, values)
+        llm = calls_llm(get_system(spec.name))
+        if llm and client is None:
+            client = make_client()
+        retriever = build_retriever(bench.corpus, spec.name, values, client=client)
         run = retriever.search_many(list(queries), k)
-        if client is not None and "client" in _factory_params(system):
+        if llm:
             row = SystemResult.from_accounting(text, run, client.accounting, queryset.qrels,
                                                account_as=getattr(retriever, "name", spec.name))
         else:
@@ -91,10 +89,9 @@ def run_systems(dataset: str, systems: Sequence[str], *, params: Mapping[str, Ma
     return results, (client.accounting if client is not None else Accounting())
 
 
-def _factory_params(system) -> set[str]:
-    import inspect
-
-    return set(inspect.signature(system.factory).parameters)
+def calls_llm(system) -> bool:
+    """Whether a registered system asks an LLM (it takes the LLM settings, :data:`LLM_PARAMS`)."""
+    return set(LLM_PARAMS) <= set(system.params)
 
 
 def cost_command(dataset: str, systems: Sequence[str], *, fmt: str = "rich", **kwargs: Any):

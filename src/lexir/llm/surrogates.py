@@ -27,10 +27,11 @@ from typing import Any
 from lexir.io.paths import cache_dir, safe_name
 from lexir.llm import parsing
 from lexir.llm.accounting import Usage
-from lexir.llm.base import LLMRetriever, build_sub, clip
+from lexir.llm.base import LLMRetriever, clip
 from lexir.llm.client import LLMClient
 from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.bm25 import corpus_fingerprint
+from lexir.retrieval.context import BuildContext
 from lexir.retrieval.params import Param
 from lexir.types import Corpus, Document, Query, Run, act_of, ranked
 
@@ -229,29 +230,29 @@ class _Skipping(Retriever):
         return {q: {d: s for d, s in res.items() if d not in self.empty} for q, res in run.items()}
 
 
-def build_view(corpus: Corpus, view: str, surrogates: str, bm25: str) -> Retriever:
+def build_view(corpus: Corpus, view: str, surrogates: str, bm25: str, context: BuildContext) -> Retriever:
     records = load_surrogates(surrogates or default_path(corpus), corpus)
     derived = surrogate_corpus(corpus, records, view)
     empty = {d.id for d in derived if not d.text.strip()}
-    return _Skipping(build_sub(derived, bm25), empty, f"{view}-bm25")
+    return _Skipping(context.build(bm25, derived), empty, f"{view}-bm25")
 
 
 @register_system("surrogate-bm25", "BM25 over the LLM surrogate alone (summary, theme, concepts, questions)",
                  surrogates="", bm25="bm25")
-def build_surrogate_bm25(corpus: Corpus, *, surrogates, bm25, progress=None) -> Retriever:
-    return build_view(corpus, "surrogate", surrogates, bm25)
+def build_surrogate_bm25(corpus: Corpus, *, surrogates, bm25, context: BuildContext) -> Retriever:
+    return build_view(corpus, "surrogate", surrogates, bm25, context)
 
 
 @register_system("doc2query-bm25", "BM25 over article text with the LLM's hypothetical questions appended",
                  surrogates="", bm25="bm25")
-def build_doc2query_bm25(corpus: Corpus, *, surrogates, bm25, progress=None) -> Retriever:
-    return build_view(corpus, "doc2query", surrogates, bm25)
+def build_doc2query_bm25(corpus: Corpus, *, surrogates, bm25, context: BuildContext) -> Retriever:
+    return build_view(corpus, "doc2query", surrogates, bm25, context)
 
 
 @register_system("coverage-bm25", "BM25 over the LLM's hypothetical questions alone (coverage retriever)",
                  surrogates="", bm25="bm25")
-def build_coverage_bm25(corpus: Corpus, *, surrogates, bm25, progress=None) -> Retriever:
-    return build_view(corpus, "coverage", surrogates, bm25)
+def build_coverage_bm25(corpus: Corpus, *, surrogates, bm25, context: BuildContext) -> Retriever:
+    return build_view(corpus, "coverage", surrogates, bm25, context)
 
 
 # ---------------------------------------------------------------------------
@@ -343,14 +344,14 @@ class DTFRetriever(Retriever):
                  pi=Param(1.0, "re-score bonus when the query names the candidate's act"),
                  act_prior=Param(True, "apply the named-act bonus (pi)"))
 def build_dtf(corpus: Corpus, *, dense, text, surrogates, weights, k0, depth, beta, tau0, gamma, rho, pi, act_prior,
-              progress=None) -> DTFRetriever:
+              context: BuildContext) -> DTFRetriever:
     w = [float(x) for x in str(weights).split(",") if x.strip()]
     records = load_surrogates(surrogates or default_path(corpus), corpus)
-    coverage = build_view(corpus, "coverage", surrogates, "bm25")
-    parts = [build_sub(corpus, text), coverage]
+    coverage = build_view(corpus, "coverage", surrogates, "bm25", context)
+    parts = [context.build(text, corpus), coverage]
     part_w = [w[1], w[2]] if len(w) == 3 else w
     if dense:
-        parts.insert(0, build_sub(corpus, dense))
+        parts.insert(0, context.build(dense, corpus))
         part_w = w
     if len(part_w) != len(parts):
         raise ValueError(f"dtf: {len(part_w)} weights for {len(parts)} retrievers")

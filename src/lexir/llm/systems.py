@@ -12,9 +12,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from lexir.llm import parsing
-from lexir.llm.base import LLM_PARAMS, LLMRetriever, build_sub, client_from_params, clip, numbered
+from lexir.llm.base import LLM_PARAMS, LLMRetriever, client_from_params, clip, numbered
 from lexir.llm.client import LLMClient
 from lexir.retrieval.base import Retriever, register_system
+from lexir.retrieval.context import BuildContext
 from lexir.types import Corpus, Document, Query, Run, ranked
 
 # ---------------------------------------------------------------------------
@@ -52,16 +53,16 @@ class ReformRetriever(LLMRetriever):
 
 @register_system("reform-bm25", "LLM rewrites the query as legal keywords, then BM25 (Greek paper §3.7)",
                  bm25="bm25", keep_query=False, **LLM_PARAMS)
-def build_reform_bm25(corpus: Corpus, *, bm25, keep_query, client=None, progress=None, **llm) -> ReformRetriever:
-    return ReformRetriever(corpus, client_from_params(llm, client), build_sub(corpus, bm25), "sparse",
-                           keep_query, "reform-bm25")
+def build_reform_bm25(corpus: Corpus, *, bm25, keep_query, context: BuildContext, **llm) -> ReformRetriever:
+    return ReformRetriever(corpus, client_from_params(llm, context.client), context.build(bm25, corpus, context.progress),
+                           "sparse", keep_query, "reform-bm25")
 
 
 @register_system("reform-dense", "LLM restates the query as a short legal statement, then dense retrieval",
                  dense="dense", keep_query=False, **LLM_PARAMS)
-def build_reform_dense(corpus: Corpus, *, dense, keep_query, client=None, progress=None, **llm) -> ReformRetriever:
-    return ReformRetriever(corpus, client_from_params(llm, client), build_sub(corpus, dense), "dense",
-                           keep_query, "reform-dense")
+def build_reform_dense(corpus: Corpus, *, dense, keep_query, context: BuildContext, **llm) -> ReformRetriever:
+    return ReformRetriever(corpus, client_from_params(llm, context.client), context.build(dense, corpus, context.progress),
+                           "dense", keep_query, "reform-dense")
 
 
 # ---------------------------------------------------------------------------
@@ -163,9 +164,10 @@ def _int_list(text: str) -> list[int]:
 @register_system("react-bm25", "ReAct-BM25: LLM planner + BM25 + LLM observer over up to 10 rounds (Greek paper §3.8)",
                  rounds=10, depth=100, observer_batch=100, chars=600, report_rounds="1,2,3,5,10", bm25="bm25",
                  **LLM_PARAMS)
-def build_react(corpus: Corpus, *, rounds, depth, observer_batch, chars, report_rounds, bm25, client=None,
-                progress=None, **llm) -> ReactRetriever:
-    return ReactRetriever(corpus, client_from_params(llm, client), build_sub(corpus, bm25), int(rounds), int(depth),
+def build_react(corpus: Corpus, *, rounds, depth, observer_batch, chars, report_rounds, bm25,
+                context: BuildContext, **llm) -> ReactRetriever:
+    return ReactRetriever(corpus, client_from_params(llm, context.client), context.build(bm25, corpus, context.progress),
+                          int(rounds), int(depth),
                           int(observer_batch), int(chars), _int_list(report_rounds))
 
 
@@ -228,8 +230,9 @@ class RerankRetriever(LLMRetriever):
 
 @register_system("rerank", "LLM listwise reranking of the top 40 of a base system in one call",
                  base="bm25", depth=40, chars=800, **LLM_PARAMS)
-def build_rerank(corpus: Corpus, *, base, depth, chars, client=None, progress=None, **llm) -> RerankRetriever:
-    return RerankRetriever(corpus, client_from_params(llm, client), build_sub(corpus, base), int(depth), int(chars))
+def build_rerank(corpus: Corpus, *, base, depth, chars, context: BuildContext, **llm) -> RerankRetriever:
+    return RerankRetriever(corpus, client_from_params(llm, context.client), context.build(base, corpus, context.progress),
+                           int(depth), int(chars))
 
 
 def cited_articles(corpus: Corpus) -> Callable[[Query], list[str]]:
@@ -249,7 +252,7 @@ def cited_articles(corpus: Corpus) -> Callable[[Query], list[str]]:
                  "of the top 40; explicitly cited articles first (Polish paper)",
                  base="wrrf(systems=cascade+dense;weights=1,1;k0=20)", depth=40, chars=800, cited_first=True,
                  **LLM_PARAMS)
-def build_ascr_h(corpus: Corpus, *, base, depth, chars, cited_first, client=None, progress=None,
+def build_ascr_h(corpus: Corpus, *, base, depth, chars, cited_first, context: BuildContext,
                  **llm) -> RerankRetriever:
     from lexir.retrieval.base import system_names
 
@@ -257,8 +260,8 @@ def build_ascr_h(corpus: Corpus, *, base, depth, chars, cited_first, client=None
     if missing:
         raise ValueError(f"ascr-h needs the system(s) {', '.join(missing)}, which are not available here")
     first = cited_articles(corpus) if cited_first and corpus.language == "pl" else None
-    return RerankRetriever(corpus, client_from_params(llm, client), build_sub(corpus, base), int(depth), int(chars),
-                           name="ascr-h", first=first)
+    return RerankRetriever(corpus, client_from_params(llm, context.client), context.build(base, corpus, context.progress),
+                           int(depth), int(chars), name="ascr-h", first=first)
 
 
 # ---------------------------------------------------------------------------
@@ -327,11 +330,11 @@ def translate_corpus(corpus: Corpus, client: LLMClient, target: str = "English",
 
 @register_system("translate", "queries and corpus translated by the LLM, then BM25 in the target language",
                  target="English", target_code="en", chars=4000, bm25="bm25(mode=stem)", **LLM_PARAMS)
-def build_translate(corpus: Corpus, *, target, target_code, chars, bm25, client=None, progress=None,
+def build_translate(corpus: Corpus, *, target, target_code, chars, bm25, context: BuildContext,
                     **llm) -> TranslateRetriever:
-    llm_client = client_from_params(llm, client)
-    translated = translate_corpus(corpus, llm_client, target, int(chars), progress, target_code)
-    return TranslateRetriever(corpus, llm_client, build_sub(translated, bm25), target, int(chars))
+    llm_client = client_from_params(llm, context.client)
+    translated = translate_corpus(corpus, llm_client, target, int(chars), context.progress, target_code)
+    return TranslateRetriever(corpus, llm_client, context.build(bm25, translated), target, int(chars))
 
 
 # surrogate systems register themselves on import

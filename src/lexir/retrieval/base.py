@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from lexir.retrieval.context import BuildContext
 from lexir.retrieval.params import Param, declare
 from lexir.types import Corpus, Query, Run, ranked
 
@@ -150,14 +151,24 @@ class System:
         """The parameters that a built retriever of this system may change per query."""
         return [key for key, p in self.params.items() if p.query_time]
 
-    def build(self, corpus: Corpus, params: Mapping[str, Any] | None = None, **context) -> Retriever:
+    def build(self, corpus: Corpus, params: Mapping[str, Any] | None = None,
+              context: BuildContext | None = None) -> Retriever:
+        """The factory over ``corpus`` with the resolved ``params``; a factory that declares
+        ``context`` gets the :class:`~lexir.retrieval.context.BuildContext` (a composite builds its
+        parts with it), one that declares ``progress`` gets its callback. Build systems through
+        :func:`lexir.retrieval.build.build_retriever`, which makes the context (and its builder)."""
+        context = context if context is not None else BuildContext()
         values = self.resolve(params)
         accepted = inspect.signature(self.factory).parameters
-        extra = {k: v for k, v in context.items() if k in accepted}
+        extra = {key: value for key, value in (("context", context), ("progress", context.progress))
+                 if key in accepted}
         return self.factory(corpus, **values, **extra)
 
 
 _SYSTEMS: dict[str, System] = {}
+
+# What a factory once took by name beside its parameters and now reads from its context.
+LOOSE_CONTEXT = frozenset({"qrels", "client"})
 
 
 def register_system(name: str, description: str, *, stands_for: Callable[..., str] | None = None,
@@ -168,6 +179,10 @@ def register_system(name: str, description: str, *, stands_for: Callable[..., st
     def wrap(factory: Callable[..., Retriever]) -> Callable[..., Retriever]:
         if name in _SYSTEMS:
             raise ValueError(f"system {name!r} registered twice")
+        loose = sorted(LOOSE_CONTEXT & set(inspect.signature(factory).parameters) - set(defaults))
+        if loose:
+            raise TypeError(f"system {name!r}: the factory takes {', '.join(loose)} loose; declare a `context` "
+                            f"parameter and read context.{loose[0]} (lexir.retrieval.context.BuildContext)")
         _SYSTEMS[name] = System(name, factory, description,
                                 {key: declare(key, value) for key, value in defaults.items()}, stands_for)
         return factory

@@ -2,9 +2,10 @@
 the index cache.
 
 This is the one place where a system is built. Composite systems (fusion, feedback,
-cascade, controls, LLM systems) build their parts through :func:`build_spec`, so every part
-goes through the same cache and the same parameter checks; :func:`lexir.build` is
-the public face over it.
+cascade, controls, LLM and trained systems) build their parts through the
+:class:`~lexir.retrieval.context.BuildContext` they are given, whose builder is
+:func:`build_retriever`, so every part goes through the same cache (or none), the same parameter
+checks, the same gold and LLM client; :func:`lexir.build` is the public face over it.
 
 Indexes that can be saved (a retriever with ``save`` and a class-level ``load``) are cached
 under ``cache_dir()/indexes``, keyed by everything that changes the index: the system, its
@@ -24,6 +25,7 @@ import importlib
 import inspect
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -32,8 +34,9 @@ from lexir.io.generations import FolderLocked, new_generation, read_current
 from lexir.io.markers import read_marker, write_marker
 from lexir.io.paths import cache_dir, code_digest, safe_name
 from lexir.retrieval.base import Retriever, get_system
+from lexir.retrieval.context import BuildContext
 from lexir.retrieval.spec import Spec, parse_spec, parse_spec_list
-from lexir.types import Corpus
+from lexir.types import Corpus, Qrels
 
 # Bump when a saved index of any system changes meaning: older cache entries stop matching.
 INDEX_FORMAT = 2
@@ -67,21 +70,32 @@ def build_retriever(
     params: Mapping[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
     cache: bool = True,
-    **context: Any,
+    context: BuildContext | None = None,
+    *,
+    qrels: Qrels | None = None,
+    client: Any = None,
 ) -> Retriever:
     """Build ``system`` over ``corpus``, or load its saved index from the cache.
 
     ``system`` is a name (``bm25``) or a spec (``bm25(k1=0.9;mode=stem)``); ``params``
-    override the spec's. ``context`` carries what some systems need beyond parameters
-    (``qrels`` for the oracle controls, ``client`` for LLM systems); a system takes only the
-    context its factory names.
+    override the spec's. ``qrels`` (for the oracle controls) and ``client`` (for LLM systems),
+    with ``progress`` and ``cache``, make the :class:`~lexir.retrieval.context.BuildContext` the
+    system and each of its parts are built with; ``context`` is one already made (what
+    :meth:`BuildContext.build <lexir.retrieval.context.BuildContext.build>` passes for a part),
+    given instead of those four.
     """
+    if context is None:
+        context = BuildContext(qrels=qrels, client=client, progress=progress, cache=cache, builder=build_retriever)
+    elif progress is not None or not cache or qrels is not None or client is not None:
+        raise TypeError("build_retriever: give either context or progress/cache/qrels/client, not both")
+    elif context.builder is None:
+        context = replace(context, builder=build_retriever)
     spec = parse_spec(system)
     values = {**spec.param_dict, **dict(params or {})}
     definition = get_system(spec.name)
     resolved = definition.resolve(values)
-    if not cache:
-        return definition.build(corpus, resolved, progress=progress, **context)
+    if not context.cache:
+        return definition.build(corpus, resolved, context)
     folder = index_folder(spec.name, resolved, corpus)
     try:
         cached = read_current(folder, lambda path: _cache_entry(path, corpus))
@@ -89,7 +103,7 @@ def build_retriever(
         cached = None  # a damaged cache entry is rebuilt (a new generation), not trusted
     if cached is not None:
         return cached
-    retriever = definition.build(corpus, resolved, progress=progress, **context)
+    retriever = definition.build(corpus, resolved, context)
     cache_index(retriever, folder)
     return retriever
 
@@ -137,12 +151,6 @@ def effective_spec(system: str, params: Mapping[str, Any] | None, language: str)
         resolved[key] = "+".join(effective_spec(str(part), None, language)
                                  for part in parse_spec_list(str(resolved[key])))
     return str(Spec(spec.name, tuple((k, str(v)) for k, v in sorted(resolved.items()))))
-
-
-def build_spec(corpus: Corpus, spec_text: str, progress: Callable[[int], None] | None = None,
-               **context: Any) -> Retriever:
-    """A retriever for a system spec such as ``bm25(mode=stem)``, through the index cache."""
-    return build_retriever(corpus, spec_text, progress=progress, **context)
 
 
 def _load_cached(folder: Path, class_path: str, corpus: Corpus | None = None) -> Retriever:

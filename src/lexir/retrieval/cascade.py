@@ -16,6 +16,7 @@ import numpy as np
 
 from lexir.retrieval.base import Retriever, register_system, top_scores
 from lexir.retrieval.bm25 import BM25Retriever
+from lexir.retrieval.context import BuildContext
 from lexir.types import Corpus, Document, Query, Run, ranked
 
 
@@ -94,11 +95,9 @@ def act_corpus(corpus: Corpus) -> Corpus:
 
 @register_system("cascade", "act-scoped cascade: BM25 over pooled acts, keep the top 40, then BM25 articles",
                  acts=40, act_weight=0.0, bm25="bm25")
-def build_cascade(corpus: Corpus, *, acts, act_weight, bm25, progress=None) -> CascadeRetriever:
-    from lexir.retrieval.build import build_spec
-
-    articles = build_spec(corpus, bm25, progress=progress)
-    pooled = build_spec(act_corpus(corpus), bm25)
+def build_cascade(corpus: Corpus, *, acts, act_weight, bm25, context: BuildContext) -> CascadeRetriever:
+    articles = context.build(bm25, corpus, context.progress)
+    pooled = context.build(bm25, act_corpus(corpus))
     if not isinstance(articles, BM25Retriever):
         raise ValueError(f"the cascade needs a bm25 system as its bm25 parameter, got {bm25!r}")
     return CascadeRetriever(articles, pooled, corpus, int(acts), float(act_weight))
@@ -106,8 +105,6 @@ def build_cascade(corpus: Corpus, *, acts, act_weight, bm25, progress=None) -> C
 
 @register_system("explicit", "any system with the articles the query cites itself ranked first",
                  base="bm25", language="")
-def build_explicit(corpus: Corpus, *, base, language, progress=None) -> ExplicitReferences:
-    from lexir.retrieval.build import build_spec
-
-    return ExplicitReferences(build_spec(corpus, base, progress=progress), corpus,
+def build_explicit(corpus: Corpus, *, base, language, context: BuildContext) -> ExplicitReferences:
+    return ExplicitReferences(context.build(base, corpus, context.progress), corpus,
                               language or corpus.language)

@@ -17,6 +17,7 @@ import random as _random
 from collections.abc import Callable, Sequence
 
 from lexir.retrieval.base import Retriever, register_system
+from lexir.retrieval.context import BuildContext
 from lexir.types import Corpus, Qrels, Query, Run
 
 
@@ -64,13 +65,11 @@ def build_random(corpus: Corpus, *, seed) -> Control:
 
 @register_system("oracle", "control: the gold articles injected first, then the base system's ranking",
                  base="bm25", seed=0)
-def build_oracle(corpus: Corpus, *, base, seed, qrels=None) -> Control:
-    from lexir.retrieval.build import build_spec
-
-    return Control(corpus, qrels, seed, "oracle", build_spec(corpus, base))
+def build_oracle(corpus: Corpus, *, base, seed, context: BuildContext) -> Control:
+    return Control(corpus, context.qrels, seed, "oracle", context.build(base, corpus, context.progress))
 
 
 @register_system("oracle-act", "control: random articles of the gold article's act (right act, random articles)",
                  seed=0)
-def build_oracle_act(corpus: Corpus, *, seed, qrels=None) -> Control:
-    return Control(corpus, qrels, seed, "oracle-act")
+def build_oracle_act(corpus: Corpus, *, seed, context: BuildContext) -> Control:
+    return Control(corpus, context.qrels, seed, "oracle-act")

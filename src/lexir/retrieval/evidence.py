@@ -27,8 +27,10 @@ from lexir.io.generations import loads, new_generation
 from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.bm25 import BM25Retriever
 from lexir.retrieval.bm25_matrix import ScoreMatrix
+from lexir.retrieval.context import BuildContext
 from lexir.retrieval.fusion import normalise
 from lexir.retrieval.params import Param
+from lexir.retrieval.spec import parse_spec_list
 from lexir.types import Corpus, Query, Run, ranked
 
 _PAIR = "\u00a0"  # joins the two terms of a bigram; never inside a term (tokens are \w runs)
@@ -191,12 +193,9 @@ class OptionsRetriever(Retriever):
                  "(best option, min-max normalised, times weight); other queries as the base system",
                  base="bm25", weight=Param(1.0, "weight of the best stem-plus-one-option score (0 = the base alone)"),
                  depth=100)
-def build_options(corpus: Corpus, *, base, weight, depth, progress=None) -> OptionsRetriever:
-    from lexir.retrieval.fusion import build_parts
-    from lexir.retrieval.spec import parse_spec_list
-
-    (part,) = build_parts(corpus, parse_spec_list(base)[:1], progress)
-    return OptionsRetriever(part, weight, depth)
+def build_options(corpus: Corpus, *, base, weight, depth, context: BuildContext) -> OptionsRetriever:
+    (spec,) = parse_spec_list(base)[:1]
+    return OptionsRetriever(context.build(spec, corpus, context.progress), weight, depth)
 
 
 # ---------------------------------------------------------------------------
@@ -272,11 +271,9 @@ class ActCueRetriever(Retriever):
 
 @register_system("act-cue", "ranks the articles of the acts a query names (names and abbreviations of the "
                  "language's citation table) above the others, over any base system", base="bm25", depth=100)
-def build_act_cue(corpus: Corpus, *, base, depth, progress=None) -> ActCueRetriever:
-    from lexir.retrieval.fusion import build_parts
-    from lexir.retrieval.spec import parse_spec_list
-
+def build_act_cue(corpus: Corpus, *, base, depth, context: BuildContext) -> ActCueRetriever:
     if not corpus.language:
         raise ValueError(f"corpus {corpus.name!r} has no language: act names are looked up per language")
-    (part,) = build_parts(corpus, parse_spec_list(base)[:1], progress)
-    return ActCueRetriever(part, ActNames(corpus.language, set(corpus.act_ids())), depth)
+    (spec,) = parse_spec_list(base)[:1]
+    return ActCueRetriever(context.build(spec, corpus, context.progress), ActNames(corpus.language, set(corpus.act_ids())),
+                           depth)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from lexir.retrieval.base import Retriever, register_system, top_scores
 from lexir.retrieval.bm25 import BM25Retriever
+from lexir.retrieval.context import BuildContext
 from lexir.types import Corpus, Run
 
 
@@ -84,10 +85,8 @@ def rm3_expansion(retriever: FeedbackBM25, terms: int, orig_weight: float):
     return expand
 
 
-def _base(corpus: Corpus, spec: str, progress) -> BM25Retriever:
-    from lexir.retrieval.build import build_spec
-
-    retriever = build_spec(corpus, spec, progress=progress)
+def _base(corpus: Corpus, spec: str, context: BuildContext) -> BM25Retriever:
+    retriever = context.build(spec, corpus, context.progress)
     if not isinstance(retriever, BM25Retriever):
         raise ValueError(f"feedback needs a bm25 system as its bm25 parameter, got {spec!r}")
     return retriever
@@ -95,8 +94,8 @@ def _base(corpus: Corpus, spec: str, progress) -> BM25Retriever:
 
 @register_system("bm25-prf", "BM25 with TF-IDF pseudo-relevance feedback (top 10 docs, 30 terms)",
                  docs=10, terms=30, term_weight=1.0, bm25="bm25")
-def build_prf(corpus: Corpus, *, docs, terms, term_weight, bm25, progress=None) -> FeedbackBM25:
-    bm25 = _base(corpus, bm25, progress)
+def build_prf(corpus: Corpus, *, docs, terms, term_weight, bm25, context: BuildContext) -> FeedbackBM25:
+    bm25 = _base(corpus, bm25, context)
     retriever = FeedbackBM25(bm25, corpus, lambda q, t: {}, docs, "bm25-prf")
     retriever.expand = tfidf_expansion(retriever, terms, term_weight)
     return retriever
@@ -104,10 +103,10 @@ def build_prf(corpus: Corpus, *, docs, terms, term_weight, bm25, progress=None) 
 
 @register_system("bm25-rm3", "BM25 with RM3 relevance feedback (top 10 docs, 10 terms, original weight 0.5)",
                  docs=10, terms=10, orig_weight=0.5, bm25="bm25")
-def build_rm3(corpus: Corpus, *, docs, terms, orig_weight, bm25, progress=None) -> FeedbackBM25:
+def build_rm3(corpus: Corpus, *, docs, terms, orig_weight, bm25, context: BuildContext) -> FeedbackBM25:
     if not 0 <= orig_weight <= 1:
         raise ValueError(f"orig_weight must be in [0, 1], got {orig_weight}")
-    bm25 = _base(corpus, bm25, progress)
+    bm25 = _base(corpus, bm25, context)
     retriever = FeedbackBM25(bm25, corpus, lambda q, t: {}, docs, "bm25-rm3")
     retriever.expand = rm3_expansion(retriever, terms, orig_weight)
     return retriever

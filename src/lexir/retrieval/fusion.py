@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from lexir.retrieval.base import Explanation, Retriever, register_system
-from lexir.retrieval.spec import Spec, parse_spec_list
+from lexir.retrieval.context import BuildContext
+from lexir.retrieval.spec import parse_spec_list
 from lexir.types import Corpus, Query, Run, ranked
 
 Results = Mapping[str, float]
@@ -116,12 +117,6 @@ def fuse(runs: Sequence[Run], method: str = "rrf", **params) -> Run:
     return {q: dict(ranked(combine([run.get(q, {}) for run in runs]))) for q in qids}
 
 
-def build_parts(corpus: Corpus, specs: list[Spec], progress=None) -> list[Retriever]:
-    from lexir.retrieval.build import build_spec
-
-    return [build_spec(corpus, str(spec)) for spec in specs]
-
-
 class FusedRetriever(Retriever):
     """Several systems' top ``depth`` fused by one of the run-level methods of :func:`fuse`."""
 
@@ -177,25 +172,25 @@ class FusedRetriever(Retriever):
 
 @register_system("rrf", "reciprocal rank fusion (k=60) of the top 100 of several systems",
                  systems="bm25+dense", k=60.0, depth=100)
-def build_rrf(corpus: Corpus, *, systems, k, depth, progress=None) -> FusedRetriever:
+def build_rrf(corpus: Corpus, *, systems, k, depth, context: BuildContext) -> FusedRetriever:
     specs = parse_spec_list(systems)
-    return FusedRetriever(build_parts(corpus, specs, progress), "rrf", depth, part_names=[str(s) for s in specs], k=k)
+    return FusedRetriever(context.build_all(specs, corpus), "rrf", depth, part_names=[str(s) for s in specs], k=k)
 
 
 @register_system("wrrf", "weighted reciprocal rank fusion with its own k0 and per-system weights",
                  systems="bm25+dense", weights="", k0=20.0, depth=100)
-def build_wrrf(corpus: Corpus, *, systems, weights, k0, depth, progress=None) -> FusedRetriever:
+def build_wrrf(corpus: Corpus, *, systems, weights, k0, depth, context: BuildContext) -> FusedRetriever:
     specs = parse_spec_list(systems)
     parse_weights(weights, len(specs))  # refuse a wrong count before building anything
-    return FusedRetriever(build_parts(corpus, specs, progress), "wrrf", depth, part_names=[str(s) for s in specs],
+    return FusedRetriever(context.build_all(specs, corpus), "wrrf", depth, part_names=[str(s) for s in specs],
                           weights=weights, k0=k0)
 
 
 @register_system("combsum", "weighted sum of normalised scores (minmax or zscore) of several systems",
                  systems="bm25+dense", weights="", norm="minmax", depth=100)
-def build_combsum(corpus: Corpus, *, systems, weights, norm, depth, progress=None) -> FusedRetriever:
+def build_combsum(corpus: Corpus, *, systems, weights, norm, depth, context: BuildContext) -> FusedRetriever:
     specs = parse_spec_list(systems)
     parse_weights(weights, len(specs))
     normalise({}, norm)
-    return FusedRetriever(build_parts(corpus, specs, progress), "combsum", depth,
+    return FusedRetriever(context.build_all(specs, corpus), "combsum", depth,
                           part_names=[str(s) for s in specs], weights=weights, norm=norm)

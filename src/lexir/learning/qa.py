@@ -1,10 +1,10 @@
 """``bm25-qa``: each provision indexed together with the training questions judged relevant to it.
 
-The score of a provision for a question is a weighted sum of four evidence fields, each divided
+The score of a provision for a question is a weighted sum of evidence fields, each divided
 by its largest value for that question (so a weight means the same for a short and a long
 question)::
 
-    score = base + w_joint * joint + w_field * field + w_neighbours * neighbours + w_prior * prior
+    score = base + w_joint * joint + w_field * field + w_neighbours * neighbours + w_prior * prior + ...
 
 - ``base``: the base system's score (``bm25`` over the provision's own text, or the language's
   ``recommended`` pipeline), its top ``depth``;
@@ -21,7 +21,13 @@ question)::
 - ``adapter``: a linear map from a question's e5 vector to the provisions, started at the
   provisions' own vectors (zero-shot dense retrieval) and fitted on the training questions by
   softmax cross-entropy with an L2 pull back to that start (dense domain adaptation that fits two
-  CPU cores: the encoder stays frozen, the map is 384 x provisions).
+  CPU cores: the encoder stays frozen, the map is 384 x provisions);
+- ``expansion``: the question expanded into statutory terms by lay-to-legal term associations
+  learned from the question/provision pairs (:class:`TermAssociations`), scored by BM25 over the
+  provisions' own text (so it reaches provisions no training question cites).
+
+A model may also have a **recall stage**: a second set of weights, chosen for R@100, whose top
+``CANDIDATES`` the weights above reorder (:func:`cascade`; :func:`choose_recall`).
 
 Training (:func:`train_qa`) chooses the weights and the number of neighbours on inner folds of
 the training questions alone (hash folds, :mod:`lexir.learning.folds`), by nDCG@10 pooled over

@@ -140,3 +140,15 @@ def test_the_expansion_and_the_recall_stage_are_used_at_query_time(demo_model):
         best_base = [d for d, _ in sorted(base_run[q.id].items(), key=lambda kv: -kv[1]) if d not in cited]
         allowed = cited | set(best_base[:CANDIDATES - len(cited)])
         assert set(run[q.id]) <= allowed, q.id
+
+
+def test_the_dense_evidence_encodes_a_long_questions_head_and_tail():
+    from lexir.learning.qa import QUESTION_WORDS, question_head_tail
+
+    short = "Mein Vermieter meldet Eigenbedarf an."
+    assert question_head_tail(short) == short
+    story = [f"w{i}" for i in range(3 * QUESTION_WORDS)]
+    cut = question_head_tail(" ".join(story)).split()
+    assert cut[:QUESTION_WORDS] == story[:QUESTION_WORDS]
+    assert cut[-QUESTION_WORDS:] == story[-QUESTION_WORDS:]  # the question a lay story ends on is kept
+    assert len(cut) == 2 * QUESTION_WORDS + 1

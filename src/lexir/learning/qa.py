@@ -75,6 +75,10 @@ RECALL_GRID: dict[str, tuple] = {"joint": (0.0, 0.5, 1.0, 2.0), "field": (0.0, 0
 RECALL_TOLERANCE = 0.005
 DENSE_SPEC = "dense(encoder=onnx)"  # the encoder of the dense evidence (lexir[onnx], int8 e5-small)
 DENSE_K = 30  # nearest training questions that vote, by e5 cosine
+# What of a question e5 encodes: its first and its last QUESTION_WORDS words (the facts it opens
+# with, the question it ends on), training questions and new ones alike. A latency budget, not a
+# tuned setting: e5's cost grows with the tokens, and a lay question's median is about 290.
+QUESTION_WORDS = 60
 DENSE_AUTO_MAX = 3000  # dense=auto: only over corpora of at most this many provisions (encoding cost)
 ADAPTER = {"l2": 1e-3, "epochs": 100, "scale": 20.0, "lr": 0.05}  # softmax temperature 1/scale, Adam
 DEPTH = 1000  # base results used per question
@@ -289,7 +293,7 @@ class DenseEvidence:
     def __init__(self, dense: Any, doc_ids: Sequence[str], texts: Sequence[str], votes: sparse.csr_matrix,
                  adapter: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.retriever = dense
-        self.vectors = dense.encode_queries(list(texts)).astype(np.float32)
+        self.vectors = dense.encode_queries([question_head_tail(t) for t in texts]).astype(np.float32)
         self.votes = votes
         if adapter is None:
             start = np.stack([dense.article_vector(d) for d in doc_ids]).astype(np.float32).T
@@ -297,7 +301,7 @@ class DenseEvidence:
         self.weights, self.bias = adapter
 
     def matrices(self, queries: Sequence[Query]) -> tuple[np.ndarray, np.ndarray]:
-        v = self.retriever.encode_queries([q.text for q in queries]).astype(np.float32)
+        v = self.retriever.encode_queries([question_head_tail(q.text) for q in queries]).astype(np.float32)
         sim = v @ self.vectors.T
         k = min(DENSE_K, sim.shape[1])
         top = np.argpartition(-sim, k - 1, axis=1)[:, :k]
@@ -308,6 +312,15 @@ class DenseEvidence:
         logits = ADAPTER["scale"] * v @ self.weights + self.bias
         adapted = np.exp(logits - logits.max(axis=1, keepdims=True)).astype(np.float32)  # in (0, 1], top 1
         return votes, adapted
+
+
+def question_head_tail(text: str, words: int = QUESTION_WORDS) -> str:
+    """``text`` as the dense evidence encodes it: whole up to ``2 * words`` words, else its first
+    and its last ``words`` words, joined by an ellipsis."""
+    split = text.split()
+    if len(split) <= 2 * words:
+        return text
+    return " ".join(split[:words]) + " … " + " ".join(split[-words:])
 
 
 def train_adapter(vectors: np.ndarray, votes: sparse.csr_matrix, start: np.ndarray,

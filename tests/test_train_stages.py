@@ -152,3 +152,13 @@ def test_the_dense_evidence_encodes_a_long_questions_head_and_tail():
     assert cut[:QUESTION_WORDS] == story[:QUESTION_WORDS]
     assert cut[-QUESTION_WORDS:] == story[-QUESTION_WORDS:]  # the question a lay story ends on is kept
     assert len(cut) == 2 * QUESTION_WORDS + 1
+
+
+def test_recall_off_trains_no_recall_stage_and_a_bad_value_is_refused(demo_model, tmp_path):
+    bench, train, _, _, _ = demo_model
+    manifest = train_system("bm25-qa", bench.corpus, train, tmp_path / "off",
+                            params={"folds": 2, "dense": "off", "recall": "off"})
+    assert manifest["params"]["recall"] == {} and "recall_stage" not in manifest["selection"]
+    with pytest.raises(ValueError, match="recall='sometimes'"):
+        train_system("bm25-qa", bench.corpus, train, tmp_path / "bad", params={"recall": "sometimes"})
+    assert not (tmp_path / "bad").exists()

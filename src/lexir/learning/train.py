@@ -11,7 +11,8 @@ Trainable systems:
 whether a LightGBM lambdarank reranker over the top 100 is fitted (``off``, the default: on
 gerlayqa-dev it lost to the linear weights on inner folds and costs minutes; ``auto``: where
 LightGBM is installed, kept only if it beats the linear weights on the inner folds; ``on``),
-``dense`` whether the e5 evidence (nearest training questions by e5 cosine, and a linear adapter
+``recall`` whether a recall stage is tried (``auto``, the default: kept where it wins on the
+inner folds; ``off``), ``dense`` whether the e5 evidence (nearest training questions by e5 cosine, and a linear adapter
 from question vectors to provisions; :class:`lexir.learning.qa.DenseEvidence`) is tried (``auto``,
 the default: where ``lexir[onnx]`` is installed and the corpus has at most
 ``qa.DENSE_AUTO_MAX`` provisions, since the corpus is encoded once; ``on``: always, with the best non-zero dense
@@ -48,7 +49,8 @@ from lexir.types import Corpus, QuerySet
 TRAINABLE = ("bm25-qa", "recommended")
 RANKER = "ranker.txt"  # the LightGBM booster, where learning to rank won on the inner folds
 ADAPTER_FILE = "adapter.npz"  # the dense adapter (W, b and the provision ids of W's columns)
-OPTIONS = {"base": str, "folds": int, "depth": int, "ltr": str, "dense": str}
+OPTIONS = {"base": str, "folds": int, "depth": int, "ltr": str, "dense": str, "recall": str}
+RECALL = ("auto", "off")  # auto: the recall stage where it wins on the inner folds (qa.choose_recall)
 DENSE = ("auto", "on", "off")
 LTR = ("off", "auto", "on")  # auto: lambdarank where LightGBM is installed and it wins on inner folds
 
@@ -95,6 +97,8 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
         raise ValueError(f"parameter ltr={ltr!r}; valid: {', '.join(LTR)}")
     if ltr == "on":
         lightgbm()  # refuse now, not after the weights are chosen
+    if options.get("recall", "auto") not in RECALL:
+        raise ValueError(f"parameter recall={options['recall']!r}; valid: {', '.join(RECALL)}")
     dense = dense_retriever(corpus, options.get("dense", "auto"), log)
     weights, selection = choose_weights(corpus, base, usable, queries.qrels, folds=folds, depth=depth,
                                         dense=dense, force_dense=options.get("dense") == "on", log=log)
@@ -111,7 +115,7 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
             if ranker is not None:
                 files[RANKER] = ranker.model_to_string().encode("utf-8")
     recall = None
-    if RANKER not in files:  # the ranker reorders its own candidates
+    if RANKER not in files and options.get("recall", "auto") == "auto":  # a ranker reorders its own candidates
         recall, selection["recall_stage"] = choose_recall(parts, weights, log=log)
     uses_dense = weights.dense or bool(recall and recall.dense)
     if uses_dense:

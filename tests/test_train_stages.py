@@ -16,10 +16,10 @@ from lexir.learning.qa import (
     cascade,
     questions_of,
     recall_at,
+    text_index,
     vote_matrix,
 )
 from lexir.learning.train import train_system
-from lexir.retrieval.bm25 import make_analyzer
 from lexir.types import Corpus, Document, Query
 
 STATUTE = [
@@ -53,8 +53,7 @@ def associations():
     corpus = Corpus("mini-bgb", STATUTE, language="de")
     questions = questions_of([Query(q, text) for q, text, _ in TRAINING], {q: {doc: 1} for q, _, doc in TRAINING})
     column = {d: i for i, d in enumerate(corpus.ids)}
-    analyzer = make_analyzer(corpus, "de", "auto", True, "simplemma")
-    return corpus, TermAssociations(analyzer, corpus, questions, vote_matrix(questions, column))
+    return corpus, TermAssociations(text_index(corpus, "de"), questions, vote_matrix(questions, column))
 
 
 def test_a_lay_word_expands_to_the_statutes_terms_and_reaches_a_provision_no_question_cites(associations):

@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import sparse
@@ -127,11 +127,14 @@ class Evidence:
     """The learned fields over one corpus from a set of training questions."""
 
     def __init__(self, corpus: Corpus, questions: Sequence[TrainingQuestion], language: str = "",
-                 dense: Any = None, adapter: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+                 dense: Any = None, adapter: tuple[np.ndarray, np.ndarray] | None = None,
+                 text: BM25Retriever | None = None) -> None:
+        """``text``: :func:`text_index` of ``corpus`` and ``language``, when the caller builds
+        several Evidence over one corpus (the inner folds): it does not depend on the questions."""
         self.doc_ids = corpus.ids
         column = {doc: i for i, doc in enumerate(self.doc_ids)}
         self.column = column
-        analyzer = make_analyzer(corpus, language, "auto", True, "simplemma")
+        analyzer = evidence_analyzer(corpus, language)
         kept = [q for q in questions if any(d in column for d in q.relevant)]
         self.unused = len(questions) - len(kept)  # questions citing nothing in this corpus
         by_doc: dict[str, list[str]] = {}
@@ -154,7 +157,8 @@ class Evidence:
             else np.zeros(len(self.doc_ids), dtype=np.float32)
         self.dense = DenseEvidence(dense, self.doc_ids, [q.text for q in kept], self.votes, adapter) \
             if dense is not None and kept else None
-        self.associations = TermAssociations(analyzer, corpus, kept, self.votes) if kept else None
+        self.associations = TermAssociations(text or text_index(corpus, language), kept, self.votes) \
+            if kept else None
 
     def expansion_matrix(self, queries: Sequence[Query]) -> np.ndarray:
         """The ``expansion`` evidence (:class:`TermAssociations`), one normalised row per query."""
@@ -199,6 +203,22 @@ class Evidence:
         return joint_scores, field, votes
 
 
+def evidence_analyzer(corpus: Corpus, language: str = ""):
+    """The analyzer of every lexical evidence field: the language's default analysis, with lemmas."""
+    return make_analyzer(corpus, language, "auto", True, "simplemma")
+
+
+def text_index(corpus: Corpus, language: str = "") -> BM25Retriever:
+    """BM25 over the provisions' own text with :func:`evidence_analyzer` (what the term
+    associations' expansions are scored against)."""
+    return BM25Retriever(evidence_analyzer(corpus, language)).index(corpus)
+
+
+def uses_dense(*stages: Weights | None) -> bool:
+    """Whether any of these weights (the nDCG@10 weights, a recall stage) weighs the dense evidence."""
+    return any(stage is not None and stage.dense for stage in stages)
+
+
 def vote_matrix(questions: Sequence[TrainingQuestion], column: Mapping[str, int]) -> sparse.csr_matrix:
     """One row per question, its grade in the column of each provision it cites (those in ``column``)."""
     rows, cols, vals = [], [], []
@@ -233,12 +253,14 @@ class TermAssociations:
     SUPPORT = 3  # training questions a word must occur in before it predicts anything
     TERMS = 100  # statutory terms a question expands to
 
-    def __init__(self, analyzer: Any, corpus: Corpus, questions: Sequence[TrainingQuestion],
+    def __init__(self, text: BM25Retriever, questions: Sequence[TrainingQuestion],
                  votes: sparse.csr_matrix) -> None:
-        self.analyzer = analyzer
-        self.text = BM25Retriever(analyzer).index(corpus)
-        matrix = self.text.matrix
-        n_docs = len(corpus.ids)
+        """``text``: BM25 over the provisions' text (:func:`text_index`); its analyzer reads the
+        questions too."""
+        self.text = text
+        self.analyzer = analyzer = text.analyzer
+        matrix = text.matrix
+        n_docs = len(text.doc_ids)
         indptr = np.asarray(matrix.indptr)
         # provision x statutory term: whether the provision's text has the term
         self.has_term = sparse.csc_matrix(
@@ -505,10 +527,10 @@ class QuestionAugmented(Retriever):
         self.base, self.model, self.weights, self.depth, self.seen = base, model, weights, depth, seen
         self.base_spec, self.ranker, self.recall = base_spec, ranker, recall
         self.length = provision_lengths(corpus)
-        uses_dense = weights.dense or bool(recall and recall.dense)
-        if uses_dense and dense is None:
+        encoded = uses_dense(weights, recall)
+        if encoded and dense is None:
             raise ValueError(f"model {model.folder.name!r} weighs dense evidence: it needs its dense encoder")
-        self.evidence = Evidence(corpus, model.questions, corpus.language, dense if uses_dense else None, adapter)
+        self.evidence = Evidence(corpus, model.questions, corpus.language, dense if encoded else None, adapter)
         self.doc_ids = corpus.ids
         self.warnings: list[str] = []
 
@@ -536,7 +558,7 @@ class QuestionAugmented(Retriever):
         for start in range(0, len(queries), BATCH):
             chunk = list(queries[start:start + BATCH])
             base = base_matrix(self.base, chunk, self.doc_ids, self.depth)
-            dense = ev.dense_matrices(chunk) if any(x.dense for x in stages) else None
+            dense = ev.dense_matrices(chunk) if uses_dense(*stages) else None
             expansion = ev.expansion_matrix(chunk) if any(x.expansion for x in stages) else None
             if self.ranker is not None:
                 joint, field, votes = ev.matrices(chunk, sorted({*LTR_KS, w.k}))
@@ -604,6 +626,25 @@ def questions_of(queries: Sequence[Query], qrels: Qrels) -> list[TrainingQuestio
     return [TrainingQuestion(q.id, q.text, dict(qrels.get(q.id, {}))) for q in queries]
 
 
+class InnerFold(NamedTuple):
+    """One inner fold's evidence for its held-out questions (dense rows, one per question), built
+    from the other folds' questions only: what the weights, the recall stage and the ranker are
+    chosen on."""
+
+    base: np.ndarray
+    joint: np.ndarray
+    field: np.ndarray
+    votes: dict[int, np.ndarray]
+    prior: np.ndarray
+    gains: np.ndarray
+    ideal: np.ndarray
+    dense: tuple[np.ndarray, np.ndarray] | None
+    expansion: np.ndarray
+
+    def linear(self, w: Weights) -> np.ndarray:
+        return combine(self.base, self.joint, self.field, self.votes[w.k], self.prior, w, self.dense, self.expansion)
+
+
 def choose_weights(corpus: Corpus, base: Retriever, queries: Sequence[Query], qrels: Qrels, *,
                    folds: int = 3, grid: Mapping[str, Sequence] | None = None, depth: int = DEPTH,
                    dense: Any = None, force_dense: bool = False,
@@ -618,23 +659,24 @@ def choose_weights(corpus: Corpus, base: Retriever, queries: Sequence[Query], qr
     by_id = {q.id: q for q in queries}
     start = time.perf_counter()
     all_base = base_matrix(base, queries, corpus.ids, depth)
+    text = text_index(corpus, corpus.language)  # the same for every inner fold
     row_of = {q.id: i for i, q in enumerate(queries)}
     column = {d: i for i, d in enumerate(corpus.ids)}
     parts = []
     for train_ids, test_ids in kfold_ids([q.id for q in queries], folds, seed="lexir-inner"):
         if not train_ids or not test_ids:
             continue
-        evidence = Evidence(corpus, questions_of([by_id[i] for i in train_ids], qrels), corpus.language, dense)
+        evidence = Evidence(corpus, questions_of([by_id[i] for i in train_ids], qrels), corpus.language, dense,
+                            text=text)
         test = [by_id[i] for i in test_ids]
         joint, field, votes = evidence.matrices(test, sorted({*grid["k"], *LTR_KS}))
-        parts.append((all_base[[row_of[i] for i in test_ids]], joint, field, votes, evidence.prior,
-                      grade_matrix(qrels, test_ids, column), ideal_dcg(qrels, test_ids), evidence.dense_matrices(test),
-                      evidence.expansion_matrix(test)))
+        parts.append(InnerFold(all_base[[row_of[i] for i in test_ids]], joint, field, votes, evidence.prior,
+                               grade_matrix(qrels, test_ids, column), ideal_dcg(qrels, test_ids),
+                               evidence.dense_matrices(test), evidence.expansion_matrix(test)))
     if not parts:
         raise ValueError(f"training needs at least {folds} judged questions to choose its weights on inner folds")
     def score(w: Weights) -> float:
-        return float(np.concatenate([ndcg_at(combine(b, j, f, v[w.k], p, w, d, x), g, ideal)
-                                     for b, j, f, v, p, g, ideal, d, x in parts]).mean())
+        return float(np.concatenate([ndcg_at(part.linear(w), part.gains, part.ideal) for part in parts]).mean())
 
     def lexical(dn: float = 0.0, ad: float = 0.0, at: Weights | None = None) -> list[tuple[float, Weights]]:
         out = []  # with ``at``: its neighbours and k kept, the other lexical weights tried again
@@ -647,7 +689,7 @@ def choose_weights(corpus: Corpus, base: Retriever, queries: Sequence[Query], qr
         return out
 
     results = lexical()
-    has_dense = all(part[7] is not None for part in parts)
+    has_dense = all(part.dense is not None for part in parts)
     if has_dense:
         results.sort(key=lambda r: (-r[0], r[1].learned))
         at = results[0][1]
@@ -680,7 +722,7 @@ def choose_weights(corpus: Corpus, base: Retriever, queries: Sequence[Query], qr
     return best, info
 
 
-def choose_recall(parts: Sequence[tuple], w: Weights, *, grid: Mapping[str, Sequence] | None = None,
+def choose_recall(parts: Sequence[InnerFold], w: Weights, *, grid: Mapping[str, Sequence] | None = None,
                   log: Callable[[str], None] | None = None) -> tuple[Weights | None, dict[str, Any]]:
     """The recall stage for the nDCG@10 weights ``w`` (see RECALL_GRID): the weights with the best
     R@100 pooled over the inner folds ``parts`` (``w``'s k; the dense weights tried again at the
@@ -689,14 +731,16 @@ def choose_recall(parts: Sequence[tuple], w: Weights, *, grid: Mapping[str, Sequ
     start = time.perf_counter()
     grid = {**RECALL_GRID, **dict(grid or {})}
 
-    def pooled(measure, make) -> float:
-        return float(np.concatenate([measure(make(part), part) for part in parts]).mean())
-
-    def linear(x: Weights):
-        return lambda part: combine(part[0], part[1], part[2], part[3][x.k], part[4], x, part[7], part[8])
+    def pooled(scores: Callable[[InnerFold], np.ndarray]) -> dict[str, float]:
+        ndcg, recall = [], []
+        for part in parts:
+            s = scores(part)
+            ndcg.append(ndcg_at(s, part.gains, part.ideal))
+            recall.append(recall_at(s, part.gains))
+        return {"nDCG@10": float(np.concatenate(ndcg).mean()), "R@100": float(np.concatenate(recall).mean())}
 
     def recall(x: Weights) -> float:
-        return pooled(lambda s, part: recall_at(s, part[5]), linear(x))
+        return float(np.concatenate([recall_at(part.linear(x), part.gains) for part in parts]).mean())
 
     dense_kept = {"dense_neighbours": w.dense_neighbours, "adapter": w.adapter}
     tried = [(recall(x), x) for x in (
@@ -704,19 +748,15 @@ def choose_recall(parts: Sequence[tuple], w: Weights, *, grid: Mapping[str, Sequ
         for j, f, n, p, e in itertools.product(grid["joint"], grid["field"], grid["neighbours"], grid["prior"],
                                                grid["expansion"]))]
     tried.sort(key=lambda r: (-r[0], r[1].learned))
-    if all(part[7] is not None for part in parts):
+    if all(part.dense is not None for part in parts):
         at = tried[0][1]
         tried += [(recall(x), x) for x in (dataclasses.replace(at, dense_neighbours=float(dn), adapter=float(ad))
                                            for dn, ad in itertools.product(DENSE_GRID["dense_neighbours"],
                                                                            DENSE_GRID["adapter"]))]
         tried.sort(key=lambda r: (-r[0], r[1].learned))
     first = tried[0][1]
-    second = linear(w)
-    staged = lambda part: cascade(linear(first)(part), second(part))  # noqa: E731
-    alone = {"nDCG@10": pooled(lambda s, part: ndcg_at(s, part[5], part[6]), second),
-             "R@100": pooled(lambda s, part: recall_at(s, part[5]), second)}
-    both = {"nDCG@10": pooled(lambda s, part: ndcg_at(s, part[5], part[6]), staged),
-            "R@100": pooled(lambda s, part: recall_at(s, part[5]), staged)}
+    alone = pooled(lambda part: part.linear(w))
+    both = pooled(lambda part: cascade(part.linear(first), part.linear(w)))
     used = both["R@100"] > alone["R@100"] and both["nDCG@10"] >= alone["nDCG@10"] - RECALL_TOLERANCE
     info = {"objective": "R@100", "candidates": CANDIDATES, "tolerance_nDCG@10": RECALL_TOLERANCE,
             "weights": first.as_dict(), "without": {k: round(v, 4) for k, v in alone.items()},
@@ -729,7 +769,7 @@ def choose_recall(parts: Sequence[tuple], w: Weights, *, grid: Mapping[str, Sequ
     return (first if used else None), info
 
 
-def choose_ranker(corpus: Corpus, parts: Sequence[tuple], w: Weights, *, force: bool = False,
+def choose_ranker(corpus: Corpus, parts: Sequence[InnerFold], w: Weights, *, force: bool = False,
                   log: Callable[[str], None] | None = None) -> tuple[Any, dict[str, Any]]:
     """A lambdarank booster over the linear combination's top CANDIDATES, or None when it does not
     beat the linear combination on the inner folds: each fold's questions reranked by a booster
@@ -737,9 +777,10 @@ def choose_ranker(corpus: Corpus, parts: Sequence[tuple], w: Weights, *, force: 
     start = time.perf_counter()
     length = provision_lengths(corpus)
     sets = []
-    for b, j, f, v, p, gains, ideal, d, expansion in parts:
-        top, x, linear = ltr_features(b, j, f, v, p, length, w, d, expansion)
-        sets.append((top, x, linear, np.take_along_axis(gains, top, axis=1).reshape(-1), gains, ideal))
+    for part in parts:
+        top, x, linear = ltr_features(part.base, part.joint, part.field, part.votes, part.prior, length, w,
+                                      part.dense, part.expansion)
+        sets.append((top, x, linear, np.take_along_axis(part.gains, top, axis=1).reshape(-1), part.gains, part.ideal))
     linear_scores, ranked_scores = [], []
     for i, (top, x, linear, _, gains, ideal) in enumerate(sets):
         others = [s for j, s in enumerate(sets) if j != i]

@@ -13,7 +13,7 @@ import hashlib
 from pathlib import Path
 
 from lexir.learning.model import Model, load_model
-from lexir.learning.qa import DEPTH, SEEN, QuestionAugmented, Weights, lightgbm, load_adapter
+from lexir.learning.qa import DEPTH, SEEN, QuestionAugmented, Weights, lightgbm, load_adapter, uses_dense
 from lexir.retrieval.base import register_system
 from lexir.retrieval.context import BuildContext
 from lexir.retrieval.params import Param
@@ -56,7 +56,7 @@ def build_trained(corpus: Corpus, model_dir: str, context: BuildContext, *, seen
     weights = Weights.from_dict(params)
     recall = Weights.from_dict(params["recall"]) if params.get("recall") else None
     dense = adapter = None
-    if weights.dense or (recall is not None and recall.dense):
+    if uses_dense(weights, recall):
         dense = context.build(params["dense"], corpus)
         adapter = load_adapter(model.folder / params["adapter_file"], corpus.ids, dense)
     ranker = None

@@ -41,6 +41,7 @@ from lexir.learning.qa import (
     choose_weights,
     lightgbm,
     questions_of,
+    uses_dense,
     vote_matrix,
 )
 from lexir.retrieval.build import build_retriever
@@ -117,8 +118,8 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
     recall = None
     if RANKER not in files and options.get("recall", "auto") == "auto":  # a ranker reorders its own candidates
         recall, selection["recall_stage"] = choose_recall(parts, weights, log=log)
-    uses_dense = weights.dense or bool(recall and recall.dense)
-    if uses_dense:
+    encoded = uses_dense(weights, recall)
+    if encoded:
         # the adapter over all training questions (the BM25 fields are built when the model is loaded)
         trained = questions_of(usable, queries.qrels)
         column = {d: i for i, d in enumerate(corpus.ids)}
@@ -128,7 +129,7 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
         files[ADAPTER_FILE] = buffer.getvalue()
     params_out = {"base": base_spec, "depth": depth, **weights.as_dict(), "ranker": RANKER if RANKER in files else "",
                   "recall": recall.as_dict() if recall is not None else {},
-                  "dense": DENSE_SPEC if uses_dense else "", "adapter_file": ADAPTER_FILE if uses_dense else ""}
+                  "dense": DENSE_SPEC if encoded else "", "adapter_file": ADAPTER_FILE if encoded else ""}
     manifest = manifest_for(system, params_out, corpus=corpus, queries=usable, qrels=queries.qrels,
                             data={**dict(data or {}), "name": queries.name,
                                   "judged_questions": len(judged), "citing_corpus": len(usable)},

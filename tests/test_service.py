@@ -128,6 +128,19 @@ def test_search_get_returns_cited_provisions(client):
     assert scores == sorted(scores, reverse=True) and len(scores) == 5
 
 
+def test_answers_are_the_json_starlette_would_send(client):
+    """The service serialises with orjson (lexir.service.http.FastJSON): the bytes of a real answer
+    (Polish text, marks, floats, nested lists) are those of Starlette's own JSONResponse."""
+    from starlette.responses import JSONResponse
+
+    r = client.get("/v1/demo/search", params={"q": "Kto zabija człowieka podlega karze", "k": 5})
+    assert r.status_code == 200 and r.headers["content-type"] == "application/json"
+    assert r.content == JSONResponse(r.json()).body
+    assert int(r.headers["content-length"]) == len(r.content)
+    refused = client.get("/v1/demo/search", params={"q": "x", "k": "many"})
+    assert refused.status_code == 400 and refused.content == JSONResponse(refused.json()).body
+
+
 def test_search_post_batch_and_params(client):
     r = client.post("/v1/pl-codes/search", json={"queries": [
         {"id": "a", "text": "odpowiedzialność za szkodę wyrządzoną z winy"},

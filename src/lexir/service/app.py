@@ -27,7 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match, Mount
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from lexir.service.http import PAGE_KEY_COOKIE, error, state_of
+from lexir.service.http import PAGE_KEY_COOKIE, error, json_response, state_of
 from lexir.service.routes import citations, corpora, history, provisions, search
 from lexir.service.state import ServiceError, ServiceState
 from lexir.service.web import mount_page
@@ -169,7 +169,7 @@ class _TooLarge(Exception):
 
 
 async def service_error(_request: Request, exc: ServiceError) -> JSONResponse:
-    return JSONResponse(exc.to_json(), status_code=exc.status)
+    return json_response(exc.to_json(), exc.status)
 
 
 async def validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from fastapi import Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
@@ -27,14 +28,24 @@ async def run(fast: bool, fn, *args, **kwargs):
     return await run_in_threadpool(fn, *args, **kwargs)
 
 
-def json_response(body: Any) -> JSONResponse:
-    """A response of plain JSON types, serialised directly: FastAPI's generic encoder (and a
-    response model's validation) walk every value and cost several times more than a search."""
-    return JSONResponse(body)
+class FastJSON(JSONResponse):
+    """A JSON response serialised by orjson: the same JSON as Starlette's ``JSONResponse`` (UTF-8,
+    no spaces), over ten times faster on a page of hits, whose texts are most of its bytes (with the
+    standard library's encoder, serialising a search's answer cost more than the search)."""
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS)
+
+
+def json_response(body: Any, status_code: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
+    """A response of plain JSON types, serialised directly (:class:`FastJSON`): FastAPI's generic
+    encoder (and a response model's validation) walk every value and cost several times more than
+    a search."""
+    return FastJSON(body, status_code=status_code, headers=headers)
 
 
 def error(status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message, **extra}}, status_code=status, headers=headers)
+    return json_response({"error": {"code": code, "message": message, **extra}}, status, headers)
 
 
 def param(name: str, kind: str, description: str, required: bool = False, default: Any = None,

@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from lexir.service.history import MAX_IDS, diff_provision, provision_history, validity
-from lexir.service.http import param, state_of
+from lexir.service.http import json_response, param, state_of
 from lexir.service.state import ServiceError
 
 router = APIRouter(tags=["history"])
@@ -22,7 +22,7 @@ router = APIRouter(tags=["history"])
 # The first request loads the corpus's history (parsed once per process): not in the event loop.
 @router.get("/v1/{corpus}/history/{unit_id:path}")
 async def history_route(corpus: str, unit_id: str, request: Request) -> JSONResponse:
-    return JSONResponse(await run_in_threadpool(provision_history, state_of(request), corpus, unit_id))
+    return json_response(await run_in_threadpool(provision_history, state_of(request), corpus, unit_id))
 
 
 @router.get("/v1/{corpus}/diff/{unit_id:path}", openapi_extra={"parameters": [
@@ -33,7 +33,7 @@ async def diff_route(corpus: str, unit_id: str, request: Request) -> JSONRespons
     for name in ("from", "to"):
         if name not in args:
             raise ServiceError(f"the query parameter {name} is required", field=name)
-    return JSONResponse(await run_in_threadpool(diff_provision, state_of(request), corpus, unit_id,
+    return json_response(await run_in_threadpool(diff_provision, state_of(request), corpus, unit_id,
                                                 args["from"], args["to"]))
 
 
@@ -48,4 +48,4 @@ async def validity_route(corpus: str, request: Request) -> JSONResponse:
         raise ServiceError("the request body is not valid JSON") from None
     if not isinstance(body, dict) or "ids" not in body:
         raise ServiceError('the body is a JSON object {"ids": [...], "as_of": "YYYY-MM-DD"}', field="ids")
-    return JSONResponse(await run_in_threadpool(validity, state_of(request), corpus, body["ids"], body.get("as_of")))
+    return json_response(await run_in_threadpool(validity, state_of(request), corpus, body["ids"], body.get("as_of")))

@@ -45,6 +45,34 @@ def test_snippet_marks_matched_forms_and_escapes_html():
     assert "&lt;b&gt;" in head and "<b>" not in head
 
 
+@pytest.mark.parametrize("layout", ["spaced", "lines", "escaped"])
+def test_snippet_is_the_marked_window_of_the_text(layout):
+    """Whatever the text's layout (single spaces; newlines and runs of spaces; characters HTML
+    escapes), a snippet unescaped and unmarked is a window of the text with its whitespace
+    collapsed, and exactly the words analysing to a query term are marked."""
+    import html
+    import re
+
+    analyze = Analyzer.create("pl", "stem")
+    words = ("Kto zabija człowieka podlega karze pozbawienia wolności na czas nie krótszy od lat 10 albo "
+             "karze dożywotniego pozbawienia wolności sprawca czynu zabronionego").split() * 6
+    sep = {"spaced": " ", "lines": "\n  ", "escaped": " & "}[layout]
+    text = " ".join(w + (sep if i % 7 == 6 else "") for i, w in enumerate(words))
+    terms = frozenset(analyze("karze wolności sprawca"))
+    for width in (40, 120, 280, 5000):
+        out = snippet(text, terms, analyze, width=width)
+        body = out.removeprefix("… ").removesuffix(" …")
+        assert "&" not in body.replace("&amp;", "")  # every & escaped
+        if width >= 120:  # a window that wide spans one of the text's &s, if it has them
+            assert ("&amp;" in body) == (layout == "escaped")
+        plain = html.unescape(body.replace("<mark>", "").replace("</mark>", ""))
+        assert plain in " ".join(text.split()) and "  " not in plain and "\n" not in plain
+        marked = re.findall(r"<mark>(.*?)</mark>", body)
+        assert marked and all(frozenset(analyze(w)) & terms for w in marked)
+        unmarked = re.sub(r"<mark>.*?</mark>", " ", body)
+        assert not any(frozenset(analyze(w)) & terms for w in re.findall(r"\w+", html.unescape(unmarked)))
+
+
 def test_verify_quote():
     text = "§ 1. Kto zabija człowieka, podlega karze pozbawienia wolności na czas nie krótszy od lat 10."
     exact = verify_quote("KTO ZABIJA człowieka — podlega karze", text)

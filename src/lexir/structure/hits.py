@@ -198,21 +198,23 @@ _OPEN, _CLOSE = "\x02", "\x03"  # where <mark> and </mark> go, escaped with the 
 
 def snippet(text: str, terms: Iterable[str], analyze: Callable[[str], list[str]], width: int = 280) -> str:
     """The window of ``text`` (about ``width`` characters) with the most query terms, HTML-escaped,
-    the matched words in ``<mark>``. A word matches when one of its index terms is in ``terms``."""
-    terms = frozenset(terms)
+    its whitespace collapsed, the matched words in ``<mark>``. A word matches when one of its index
+    terms is in ``terms``."""
+    words = _words(text, analyze)
     spans: list[tuple[int, int]] = []
     if terms:
-        by_term = _term_spans(text, analyze)
-        found = [by_term[t] for t in by_term.keys() & terms]
+        # The query's terms looked up in the text's (not the text's terms in the query's): the
+        # query's are the same for every hit, the text's are read once
+        found = [at for at in map(words.by_term.get, terms) if at is not None]
         if len(found) == 1:
-            spans = list(found[0])
+            spans = list(map(words.spans.__getitem__, found[0]))
         elif found:  # a word with two matched terms is one match
-            spans = sorted({span for spans_of in found for span in spans_of})
+            spans = list(map(words.spans.__getitem__, sorted(set().union(*found))))
     start = 0
     if spans and len(text) > width:
-        best, best_count, j = 0, 0, 0
+        best, best_count, j, count = 0, 0, 0, len(spans)
         for i, (s, _) in enumerate(spans):  # the window starting at a match that covers the most matches
-            while j < len(spans) and spans[j][1] <= s + width:
+            while j < count and spans[j][1] <= s + width:
                 j += 1
             if j - i > best_count:
                 best, best_count = i, j - i
@@ -224,13 +226,20 @@ def snippet(text: str, terms: Iterable[str], analyze: Callable[[str], list[str]]
         space = text.rfind(" ", start, end)
         end = space if space > start + width // 2 else end
     out, pos = [], start
+    plain = words.plain
     for s, e in spans[bisect.bisect_left(spans, (start, start)):]:  # the matches inside the window
         if e > end:
             break
-        out += (text[pos:s], _OPEN, text[s:e], _CLOSE)
+        if plain:  # nothing to escape: the tags go in as they are
+            out += (text[pos:s], "<mark>", text[s:e], "</mark>")
+        else:
+            out += (text[pos:s], _OPEN, text[s:e], _CLOSE)
         pos = e
     out.append(text[pos:end])
-    if _OPEN in text or _CLOSE in text:  # the markers are the text's own: escape piece by piece
+    if plain:
+        body = "".join(out)
+        body = body.strip() if words.spaced else " ".join(body.split())
+    elif _OPEN in text or _CLOSE in text:  # the markers are the text's own: escape piece by piece
         tags = {1: "<mark>", 3: "</mark>"}
         body = " ".join("".join(tags.get(i % 4) or html.escape(p) for i, p in enumerate(out)).split())
     else:  # one escape for the whole window, then the markers become the tags
@@ -238,10 +247,25 @@ def snippet(text: str, terms: Iterable[str], analyze: Callable[[str], list[str]]
     return ("… " if start > 0 else "") + body + (" …" if end < len(text) else "")
 
 
-def _term_spans(text: str, analyze) -> dict[str, tuple[tuple[int, int], ...]]:
-    """Index term -> the (start, end) of every word of ``text`` that analyses to it, in order.
-    Analysing every word is most of a snippet's cost, so the map is kept for the most recent
-    texts (and the index terms of every word seen)."""
+@dataclass(slots=True, frozen=True)
+class _Words:
+    """What a snippet needs of a text, whatever the query: the (start, end) of each word, in
+    order; index term -> the positions (in ``spans``) of the words analysing to it; ``plain``: the
+    text has nothing HTML escapes (``&<>"'``); ``spaced``: its only whitespace is single spaces
+    (no newline, no run), so a window needs no collapsing."""
+
+    spans: tuple[tuple[int, int], ...]
+    by_term: dict[str, tuple[int, ...]]
+    plain: bool
+    spaced: bool
+
+
+_ESCAPED = frozenset("&<>\"'")
+
+
+def _words(text: str, analyze) -> _Words:
+    """The :class:`_Words` of ``text``. Analysing every word is most of a snippet's cost, so they
+    are kept for the most recent texts (and the index terms of every word seen)."""
     try:
         cache = _SPANS.setdefault(analyze, {"texts": OrderedDict(), "forms": {}})
     except TypeError:  # not weak-referenceable: no cache
@@ -251,21 +275,25 @@ def _term_spans(text: str, analyze) -> dict[str, tuple[tuple[int, int], ...]]:
     found = texts.get(key)
     if found is not None and found[0] == text:
         return found[1]
-    by_term: dict[str, list[tuple[int, int]]] = {}
-    for m in _WORD.finditer(text):
+    by_term: dict[str, list[int]] = {}
+    spans = []
+    for i, m in enumerate(_WORD.finditer(text)):
         word = m.group()
         forms = forms_of.get(word)
         if forms is None:
             forms = tuple(dict.fromkeys(analyze(word)))
             if len(forms_of) < _MAX_FORMS:
                 forms_of[word] = forms
+        spans.append(m.span())
         for form in forms:
-            by_term.setdefault(form, []).append(m.span())
-    mapping = {t: tuple(spans) for t, spans in by_term.items()}
-    texts[key] = (text, mapping)
+            by_term.setdefault(form, []).append(i)
+    words = _Words(tuple(spans), {t: tuple(at) for t, at in by_term.items()},
+                   _ESCAPED.isdisjoint(text) and _OPEN not in text and _CLOSE not in text,
+                   " ".join(text.split()) == text)
+    texts[key] = (text, words)
     while len(texts) > _MAX_TEXTS:
         try:
             texts.popitem(last=False)
         except KeyError:  # emptied by another thread meanwhile
             break
-    return mapping
+    return words

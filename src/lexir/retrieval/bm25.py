@@ -180,15 +180,22 @@ class BM25Retriever(Retriever):
         k = min(k, len(self.doc_ids))
         if not len(flat) or k <= 0:
             return [([], []) for _ in range(n)]
-        docs, scores, positive = self.matrix.top_k(flat, pointers, k, dedupe)
-        # Whole result matrices convert to Python at once (document numbers to ids by indexing
-        # an object array); each row is then cut to its hits above zero (a document matching no
-        # query term is not a result), a prefix since rows are sorted.
-        names, values = self.doc_names()[docs].tolist(), scores.tolist()
-        if positive.min() == k:  # every row full: the usual case for long queries
-            return list(zip(names, values, strict=True))
-        return [(d, s) if m == k else (d[:m], s[:m])
-                for m, d, s in zip(positive.tolist(), names, values, strict=True)]
+        return self.rows(*self.matrix.top_k(flat, pointers, k, dedupe))
+
+    def rows(self, docs: np.ndarray, scores: np.ndarray, positive: np.ndarray) -> list[tuple[list[str], list[float]]]:
+        """The score matrix's :meth:`~ScoreMatrix.top_k` answer as (document ids, scores) per query,
+        best first, documents scoring 0 left out."""
+        n = len(positive)
+        # Whole result matrices convert to Python at once, as two flat lists (document numbers to
+        # ids by indexing an object array); each row is then its slice, cut to its hits above zero
+        # (a document matching no query term is not a result), a prefix since rows are sorted.
+        # Flat lists, not lists of rows: fewer objects for the garbage collector to walk.
+        names, values = self.doc_names()[docs.ravel()].tolist(), scores.ravel().tolist()
+        width = docs.shape[1]
+        starts = range(0, n * width, width)
+        if positive.min() == width:  # every row full: the usual case for long queries
+            return [(names[a:a + width], values[a:a + width]) for a in starts]
+        return [(names[a:a + m], values[a:a + m]) for a, m in zip(starts, positive.tolist(), strict=True)]
 
     def doc_names(self) -> np.ndarray:
         """``doc_ids`` as an object array (document number -> id), rebuilt whenever ``doc_ids``

@@ -173,6 +173,22 @@ def test_breadcrumbs(laws):
         "BGB", "BGB::buch:2", "BGB::buch:2/abschnitt:8"]
 
 
+def test_show_and_the_service_give_every_unit_the_same_breadcrumbs(laws):
+    """``lexir show`` (walking the act) and the service's hits (its index of units) build a unit's
+    breadcrumbs from one function: the same crumbs for every unit of the four laws."""
+    from lexir.structure.hits import UnitIndex, breadcrumbs
+    from lexir.types import Corpus, Document
+
+    for act in laws.values():
+        corpus = Corpus(act.id, [Document(a.id, a.text, a.title) for a in act.articles], language="de",
+                        acts=[act])
+        view = UnitIndex(corpus)
+        units = list(act.units())
+        assert len(units) > 100
+        for unit in units:
+            assert breadcrumbs(view, unit.id) == unit_breadcrumbs(act, unit.id, "de"), unit.id
+
+
 def test_toc_headings_open_at_the_first_article(laws):
     starts = division_starts(laws["BGB"])
     assert [(depth, d.id) for depth, d in starts["BGB::1"]] == [

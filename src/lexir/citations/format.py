@@ -9,6 +9,7 @@ the act id).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
 
@@ -100,8 +101,15 @@ def division_crumbs(act: Act, unit_id: str) -> list[dict[str, str]]:
     """The breadcrumbs between an act and the article of ``unit_id``: one per division it stands
     in, outermost first (``[]`` for a law without divisions); ``division`` marks them (a division
     has no text: not a provision to open)."""
-    return [{"id": d.id, "level": d.level, "label": division_heading(d), "division": True}
-            for d in act.division_path(article_of(unit_id))]
+    return [_division_crumb(d) for d in act.division_path(article_of(unit_id))]
+
+
+def _division_crumb(division: Division) -> dict[str, str]:
+    return {"id": division.id, "level": division.level, "label": division_heading(division), "division": True}
+
+
+def _act_crumb(act: Act) -> dict[str, str]:
+    return {"id": act.id, "level": "act", "label": act.title or act.id}
 
 
 def division_starts(act: Act) -> dict[str, list[tuple[int, Division]]]:
@@ -134,21 +142,26 @@ def find_unit(act: Act, unit_id: str) -> Provision | Division | None:
     return next((u for u in article.walk() if u.id == unit_id), None) if article is not None else None
 
 
+def breadcrumb_trail(act: Act, unit_id: str, chain: Sequence[Provision], language: str) -> list[dict[str, str]]:
+    """A unit's breadcrumbs: the act, the divisions its article stands in (Buch, Abschnitt ...),
+    then one per provision of ``chain``, the units from the article down to ``unit_id`` (however
+    the caller found them: the service from its index of units, ``lexir show`` by walking the act)."""
+    return [_act_crumb(act), *division_crumbs(act, unit_id),
+            *({"id": p.id, "level": p.level, "label": unit_heading(p.level, p.label, language, p.title)}
+              for p in chain)]
+
+
 def unit_breadcrumbs(act: Act, unit_id: str, language: str) -> list[dict[str, str]]:
-    """The act, the divisions, then each provision from the article down to ``unit_id`` (the
-    service's breadcrumbs, from an act alone: for the CLI)."""
-    crumbs = [{"id": act.id, "level": "act", "label": act.title or act.id}]
+    """:func:`breadcrumb_trail` of a provision or division of ``act``, found by walking the act (for the
+    CLI, which has no index of units); a division's are the act and the divisions down to it."""
     divisions = [d for d in act.walk_divisions() if unit_id == d.id or unit_id.startswith(d.id + PATH_SEP)]
     if divisions:
-        return crumbs + [{"id": d.id, "level": d.level, "label": division_heading(d), "division": True}
-                         for d in divisions]
-    crumbs += division_crumbs(act, unit_id)
-    article = next((a for a in act.articles if a.id == article_of(unit_id)), None)
-    node = article
+        return [_act_crumb(act), *map(_division_crumb, divisions)]
+    chain = []
+    node = next((a for a in act.articles if a.id == article_of(unit_id)), None)
     while node is not None:
-        crumbs.append({"id": node.id, "level": node.level,
-                       "label": unit_heading(node.level, node.label, language, node.title)})
+        chain.append(node)
         if node.id == unit_id:
             break
         node = next((c for c in node.children if unit_id == c.id or unit_id.startswith(c.id + PATH_SEP)), None)
-    return crumbs
+    return breadcrumb_trail(act, unit_id, chain, language)

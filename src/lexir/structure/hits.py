@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from lexir.citations.format import division_crumbs, format_citation, unit_heading
+from lexir.citations.format import breadcrumb_trail, format_citation
 from lexir.types import Act, Corpus, Provision, act_of
 
 MAX_KEPT = 8192  # documents whose query-independent hit fields are kept, per corpus (a few MiB)
@@ -119,12 +119,8 @@ def breadcrumbs(view: Units, unit_id: str) -> list[dict[str, str]]:
     unit = view.units.get(unit_id)
     if unit is None:
         return []
-    crumbs = [{"id": unit.act.id, "level": "act", "label": unit.act.title or unit.act.id},
-              *division_crumbs(unit.act, unit_id)]  # Buch, Abschnitt, Titel ... where the law has them
-    for uid in [*ancestors(view.units, unit_id), unit_id]:
-        p = view.units[uid].provision
-        crumbs.append({"id": uid, "level": p.level, "label": unit_heading(p.level, p.label, view.language, p.title)})
-    return crumbs
+    chain = [view.units[uid].provision for uid in [*ancestors(view.units, unit_id), unit_id]]
+    return breadcrumb_trail(unit.act, unit_id, chain, view.language)
 
 
 def _fields(view: Units, doc_id: str) -> dict[str, Any]:

@@ -77,6 +77,7 @@ def test_search_prints_citations_and_snippets():
     result = invoke("search", "demo", "przygotowanie do popełnienia czynu zabronionego jest karalne", "-k", "3")
     assert result.exit_code == 0, result.output
     assert "kk::16" in result.output and "Przygotowanie" in result.output
+    assert "art. 16 k.k." in result.output  # the hit's citation, as the service gives it
     result = invoke("search", "demo", "i w z")
     assert result.exit_code == 0 and "no results" in result.output
 

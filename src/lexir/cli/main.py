@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import sys
 import time
 from contextlib import contextmanager
@@ -10,6 +12,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -204,19 +207,27 @@ def search(
     corp = open_data(with_as_of(corpus, as_of), language=language, data_dir=data_dir, notify=warn, want="corpus")
     retriever = _retriever(corp, system, params, index)
     hits = retriever.search(query, k)
-    if fmt == "json":  # the hits of the service's search (one shape: lexir.structure.hits)
-        rows = format_hits(UnitIndex(corp), hits, query, hit_analyzer(retriever, corp.language))
+    # The hits of the service's search (one shape: lexir.structure.hits), as JSON or as a table
+    rows = format_hits(UnitIndex(corp), hits, query, hit_analyzer(retriever, corp.language), with_text=fmt == "json")
+    if fmt == "json":
         sys.stdout.write(json.dumps({"query": query, "hits": rows}, ensure_ascii=False) + "\n")
         return
-    if not hits:
+    if not rows:
         console.print("[dim]no results (the query has no indexed terms)[/]")
         return
-    table = Table("#", "article", "score", "text")
-    for rank, (doc_id, score) in enumerate(hits, 1):
-        doc = corp.get(doc_id)
-        snippet = " ".join((doc.text if doc else "").split())[:160]
-        table.add_row(str(rank), doc_id, f"{score:.3f}", snippet + ("…" if doc and len(doc.text) > 160 else ""))
+    table = Table("#", "provision", "score", "snippet")
+    for row in rows:
+        where = f"{row['citation']} {row['title']}".strip()
+        table.add_row(str(row["rank"]), f"{escape(where)}\n[dim]{escape(row['id'])}[/]", f"{row['score']:.3f}",
+                      marked(row["snippet"]))
     console.print(table)
+
+
+def marked(snippet: str) -> str:
+    """A hit's HTML snippet as console markup: its ``<mark>`` words in bold, the rest as text."""
+    parts = re.split(r"<mark>(.*?)</mark>", snippet)
+    return "".join(f"[bold]{escape(html.unescape(p))}[/]" if i % 2 else escape(html.unescape(p))
+                   for i, p in enumerate(parts))
 
 
 @app.command()

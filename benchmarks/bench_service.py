@@ -3,6 +3,9 @@ and 32 concurrent clients, against the same searches made in-process; server mem
 
     nice -n 10 python benchmarks/bench_service.py --corpus pl-codes --corpus de-gesetze --seconds 10
 
+With ``--batch N`` (default 32) each client level runs again with POSTs of N queries (one
+``search_many`` each), and the same batches are timed in-process.
+
 For each corpus the script starts ``lexir serve CORPUS`` (BM25, in-flight bound above the
 largest client count, so every refusal would be an error) as a subprocess, then runs
 ``GET /v1/CORPUS/search?q=...&k=10`` from N client threads (stdlib ``http.client``, keep-alive,
@@ -72,9 +75,19 @@ def load_path(port: int, path: str, seconds: float) -> dict:
     return load(port, "", [], 1, seconds, [path])
 
 
+def batches(queries: list[str], size: int) -> list[bytes]:
+    """POST bodies of ``size`` queries each, cycling through ``queries``."""
+    n = len(queries)
+    return [json.dumps({"queries": [{"text": queries[(i + j) % n]} for j in range(size)], "k": 10}).encode()
+            for i in range(0, n, size)]
+
+
 def load(port: int, corpus: str, queries: list[str], clients: int, seconds: float,
-         paths: list[str] | None = None) -> dict:
+         paths: list[str] | None = None, batch: int = 0) -> dict:
+    """``clients`` threads sending requests for ``seconds``: GET searches of one query each, or
+    with ``batch``, POSTs of ``batch`` queries (``searches`` counts queries, not requests)."""
     paths = paths or [f"/v1/{corpus}/search?" + urllib.parse.urlencode({"q": q, "k": 10}) for q in queries]
+    bodies = batches(queries, batch) if batch else []
     latencies: list[list[float]] = [[] for _ in range(clients)]
     errors = [0] * clients
     statuses: dict[int, int] = {}
@@ -90,7 +103,11 @@ def load(port: int, corpus: str, queries: list[str], clients: int, seconds: floa
             j += 1
             t0 = time.perf_counter()
             try:
-                conn.request("GET", path)
+                if bodies:
+                    conn.request("POST", f"/v1/{corpus}/search", bodies[j % len(bodies)],
+                                 {"Content-Type": "application/json"})
+                else:
+                    conn.request("GET", path)
                 response = conn.getresponse()
                 response.read()
                 ok = response.status == 200
@@ -115,14 +132,17 @@ def load(port: int, corpus: str, queries: list[str], clients: int, seconds: floa
         t.join()
     elapsed = time.perf_counter() - t0
     flat = [x for per in latencies for x in per]
-    return {"clients": clients, "requests": len(flat), "rps": len(flat) / elapsed,
+    return {"clients": clients, "batch": batch, "requests": len(flat), "rps": len(flat) / elapsed,
+            "searches_per_s": len(flat) * max(batch, 1) / elapsed,
             "p50_ms": 1000 * percentile(flat, 50), "p99_ms": 1000 * percentile(flat, 99),
             "errors": sum(errors), "statuses": statuses}
 
 
-def in_process(state, corpus: str, queries: list[str], seconds: float) -> dict:
-    """Single-threaded: the retriever alone, then the service's search (with formatting)."""
+def in_process(state, corpus: str, queries: list[str], seconds: float, batch: int = 0) -> dict:
+    """Single-threaded: the retriever alone, then the service's search (with formatting); with
+    ``batch``, also both on batches of that many queries."""
     from lexir.service import core
+    from lexir.types import Query
 
     loaded = state.get(corpus)
     retriever = state.retriever(loaded, None, {})
@@ -140,6 +160,21 @@ def in_process(state, corpus: str, queries: list[str], seconds: float) -> dict:
             i += 1
         out[name] = {"rps": len(times) / sum(times), "p50_ms": 1000 * statistics.median(times),
                      "p99_ms": 1000 * percentile(times, 99), "requests": len(times)}
+    if batch:  # the same batches as the POSTs: the retriever's batch search, the service's
+        groups = [[Query(f"q{j}", q["text"]) for j, q in enumerate(json.loads(body)["queries"])]
+                  for body in batches(queries, batch)]
+        for name, call in (("retriever_batch", lambda g: retriever.search_many(g, 10)),
+                           ("service_search_batch", lambda g: core.search(state, corpus, [(q.id, q.text) for q in g], 10))):
+            call(groups[0])
+            times, i = [], 0
+            stop = time.perf_counter() + seconds
+            while time.perf_counter() < stop:
+                t0 = time.perf_counter()
+                call(groups[i % len(groups)])
+                times.append(time.perf_counter() - t0)
+                i += 1
+            out[name] = {"searches_per_s": batch * len(times) / sum(times), "requests": len(times),
+                         "p50_ms": 1000 * statistics.median(times)}
     return out
 
 
@@ -149,6 +184,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--clients", default="1,8,32")
     parser.add_argument("--json", type=Path, help="Also write the figures here")
+    parser.add_argument("--batch", type=int, default=32,
+                        help="also POST batches of this many queries (0: GET searches only; default %(default)s)")
     args = parser.parse_args()
     corpora = args.corpus or ["pl-codes"]
     levels = [int(c) for c in args.clients.split(",")]
@@ -183,8 +220,10 @@ def main() -> None:
             load(port, corpus, queries, 2, 1.0)  # warm-up: first requests fill caches
             floor = load_path(port, "/healthz", 3.0)  # the HTTP stack alone, one client: this machine's floor
             results = [load(port, corpus, queries, n, args.seconds) for n in levels]
+            if args.batch:
+                results += [load(port, corpus, queries, n, args.seconds, batch=args.batch) for n in levels]
             rss_after = rss_mib(proc.pid)
-            local = in_process(state, corpus, queries, min(args.seconds, 10.0))
+            local = in_process(state, corpus, queries, min(args.seconds, 10.0), args.batch)
             del state
             gc.unfreeze()
             gc.collect()
@@ -198,19 +237,34 @@ def main() -> None:
         report["corpora"][corpus] = entry
         print(f"\n== {corpus}: {len(queries)} queries, server up in {startup:.1f}s, "
               f"RSS {rss_loaded[0]:.0f} MiB loaded, {rss_after[0]:.0f} MiB after load (peak {rss_after[1]:.0f})")
-        print(f"{'clients':>8} {'requests':>9} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
+        print(f"{'clients':>8} {'batch':>6} {'requests':>9} {'req/s':>8} {'searches/s':>11} {'p50 ms':>8} "
+              f"{'p99 ms':>8} {'errors':>7}")
         for r in results:
-            print(f"{r['clients']:>8} {r['requests']:>9} {r['rps']:>8.1f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} "
-                  f"{r['errors']:>7}" + (f"  {r['statuses']}" if r["statuses"] else ""))
+            print(f"{r['clients']:>8} {r['batch'] or 1:>6} {r['requests']:>9} {r['rps']:>8.1f} {r['searches_per_s']:>11.1f} "
+                  f"{r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['errors']:>7}"
+                  + (f"  {r['statuses']}" if r["statuses"] else ""))
         print(f"{'healthz':>8} {floor['requests']:>9} {floor['rps']:>8.1f} {floor['p50_ms']:>8.2f} "
               f"{floor['p99_ms']:>8.2f} {floor['errors']:>7}  (1 client: the HTTP stack alone)")
         for name, r in local.items():
-            print(f"in-process {name:<15} {r['rps']:>8.1f} req/s  p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms")
-        best = max(r["rps"] for r in results)
+            if "rps" in r:
+                print(f"in-process {name:<21} {r['rps']:>8.1f} req/s  p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms")
+            else:
+                print(f"in-process {name:<21} {r['searches_per_s']:>8.1f} searches/s  p50 {r['p50_ms']:.2f} ms "
+                      f"per batch of {args.batch}")
+        best = max(r["rps"] for r in results if not r["batch"])
         one = results[0]
         print(f"overhead per request at 1 client: {one['p50_ms'] - local['retriever']['p50_ms']:.2f} ms (p50, vs the "
               f"retriever), {one['p50_ms'] - local['service_search']['p50_ms']:.2f} ms (vs the service's search in-process)")
-        print(f"best service throughput / in-process retriever throughput: {best / local['retriever']['rps']:.0%}")
+        print(f"best service throughput / in-process retriever throughput: {best / local['retriever']['rps']:.0%} "
+              f"(GET, one query a request); the HTTP stack alone (/healthz) reaches "
+              f"{floor['rps'] / local['retriever']['rps']:.0%}")
+        print(f"in-process: the service's search (formatting included) / the retriever alone: "
+              f"{local['service_search']['rps'] / local['retriever']['rps']:.0%}")
+        if args.batch:
+            best_batch = max(r["searches_per_s"] for r in results if r["batch"])
+            print(f"batches of {args.batch}: best service searches/s / the retriever's batch search in-process: "
+                  f"{best_batch / local['retriever_batch']['searches_per_s']:.0%}; the service's search in-process / "
+                  f"the retriever's: {local['service_search_batch']['searches_per_s'] / local['retriever_batch']['searches_per_s']:.0%}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))
 

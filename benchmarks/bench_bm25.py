@@ -223,23 +223,16 @@ def run_lexir(job: dict) -> dict:
     k = min(job["k"], len(corpus))
     memory = _Memory()
     build, search = _Clock(), _Clock()
-    retriever = None
-    for _ in range(job["repeat"]):
-        retriever = None
-        gc.collect()
-        # A fresh analyzer each time: nothing (term-form caches included) carries over.
-        retriever = build(lambda: BM25Retriever(Analyzer(AnalyzerConfig(language, "raw"))).index(corpus))
+    # A fresh analyzer each time: nothing (term-form caches included) carries over.
+    retriever = _repeated(build, lambda: BM25Retriever(Analyzer(AnalyzerConfig(language, "raw"))).index(corpus),
+                          job["repeat"])
     first = _once(lambda: retriever.search_many(queries[:1], k=k))
     # The first pass over the queries meets their words for the first time: the index keeps what
     # each distinct word of query text analyses to (as a service does, whose traffic repeats
     # words), so the timed passes below find them known. Reported apart.
     gc.collect()
     cold = _once(lambda: retriever.search_many(queries, k=k))
-    run = None
-    for _ in range(job["repeat"]):
-        run = None
-        gc.collect()
-        run = search(lambda: retriever.search_many(queries, k=k))
+    run = _repeated(search, lambda: retriever.search_many(queries, k=k), job["repeat"])
     mem = memory.result()
     top = {q.id: list(run[q.id].items())[:10] for q in queries[:job["check"]]}
 
@@ -278,6 +271,17 @@ def run_lexir(job: dict) -> dict:
             "jit": _jit_source(cache), "first_query_s": first, "memory": mem, "top10": top,
             "breakdown": {"corpus_analysis_s": analysis, "query_analysis_s": query_analysis,
                           "first_pass_s": cold, "results_s": results, **kernels}}
+
+
+def _repeated(clock, fn, repeat: int):
+    """``fn()`` timed ``repeat`` times by ``clock``, garbage collected before each (the last value
+    dropped first, so two never coexist); the last value."""
+    value = None
+    for _ in range(repeat):
+        value = None
+        gc.collect()
+        value = clock(fn)
+    return value
 
 
 def _bm25s_kernel(matrix, flat, pointers, k):
@@ -321,18 +325,10 @@ def run_bm25s(job: dict) -> dict:
                 .retrieve([[0, 1]], k=2, show_progress=False, n_threads=1))
     memory = _Memory()
     build_clock, search_clock = _Clock(), _Clock()
-    engine = None
-    for _ in range(job["repeat"]):
-        engine = None
-        gc.collect()
-        engine = build_clock(lambda: build(ids, vocab))
+    engine = _repeated(build_clock, lambda: build(ids, vocab), job["repeat"])
     first = _once(lambda: engine.retrieve(query_ids[:1], k=k, show_progress=False, n_threads=1))
-    result = None
-    for _ in range(job["repeat"]):
-        result = None
-        gc.collect()
-        result = search_clock(lambda: engine.retrieve(query_ids, k=k, show_progress=False, n_threads=1,
-                                                      return_as="tuple"))
+    result = _repeated(search_clock, lambda: engine.retrieve(query_ids, k=k, show_progress=False, n_threads=1,
+                                                             return_as="tuple"), job["repeat"])
     mem = memory.result()
     docs, scores = result
     top = {}
@@ -378,17 +374,9 @@ def run_bm25s_text(job: dict) -> dict:
     jit = _once(lambda: search(*build_tiny(), ["alpha beta"], k=2))
     memory = _Memory()
     build_clock, search_clock = _Clock(), _Clock()
-    built = None
-    for _ in range(job["repeat"]):
-        built = None
-        gc.collect()
-        built = build_clock(build)
+    built = _repeated(build_clock, build, job["repeat"])
     first = _once(lambda: search(*built, texts[:1]))
-    result = None
-    for _ in range(job["repeat"]):
-        result = None
-        gc.collect()
-        result = search_clock(lambda: search(*built, texts))
+    result = _repeated(search_clock, lambda: search(*built, texts), job["repeat"])
     mem = memory.result()
     found, scores = result
     top = {}
@@ -427,11 +415,7 @@ def run_rank_bm25(job: dict) -> dict:
     k = min(job["k"], len(doc_names))
     memory = _Memory()
     build, search = _Clock(), _Clock()
-    engine = None
-    for _ in range(job["repeat"]):
-        engine = None
-        gc.collect()
-        engine = build(lambda: BM25Okapi(doc_tokens, k1=K1, b=B))
+    engine = _repeated(build, lambda: BM25Okapi(doc_tokens, k1=K1, b=B), job["repeat"])
     # One pass only: it is slow, and there is no JIT to warm up.
     gc.collect()
     result = search(lambda: [top_scores(engine.get_scores(terms), doc_names, k) if terms else [] for terms in query_terms])

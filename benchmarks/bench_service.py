@@ -138,6 +138,18 @@ def load(port: int, corpus: str, queries: list[str], clients: int, seconds: floa
             "errors": sum(errors), "statuses": statuses}
 
 
+def timed(call, inputs: list, seconds: float) -> list[float]:
+    """The seconds of each ``call(x)``, cycling through ``inputs`` for about ``seconds``."""
+    times, i = [], 0
+    stop = time.perf_counter() + seconds
+    while time.perf_counter() < stop:
+        t0 = time.perf_counter()
+        call(inputs[i % len(inputs)])
+        times.append(time.perf_counter() - t0)
+        i += 1
+    return times
+
+
 def in_process(state, corpus: str, queries: list[str], seconds: float, batch: int = 0) -> dict:
     """Single-threaded: the retriever alone, then the service's search (with formatting); with
     ``batch``, also both on batches of that many queries."""
@@ -151,13 +163,7 @@ def in_process(state, corpus: str, queries: list[str], seconds: float, batch: in
                        ("service_search", lambda q: core.search(state, corpus, [("q", q)], 10))):
         for q in queries[:20]:  # warm-up, as the server had: the first searches load the index's pages
             call(q)
-        times, i = [], 0
-        stop = time.perf_counter() + seconds
-        while time.perf_counter() < stop:
-            t0 = time.perf_counter()
-            call(queries[i % len(queries)])
-            times.append(time.perf_counter() - t0)
-            i += 1
+        times = timed(call, queries, seconds)
         out[name] = {"rps": len(times) / sum(times), "p50_ms": 1000 * statistics.median(times),
                      "p99_ms": 1000 * percentile(times, 99), "requests": len(times)}
     if batch:  # the same batches as the POSTs: the retriever's batch search, the service's
@@ -166,13 +172,7 @@ def in_process(state, corpus: str, queries: list[str], seconds: float, batch: in
         for name, call in (("retriever_batch", lambda g: retriever.search_many(g, 10)),
                            ("service_search_batch", lambda g: core.search(state, corpus, [(q.id, q.text) for q in g], 10))):
             call(groups[0])
-            times, i = [], 0
-            stop = time.perf_counter() + seconds
-            while time.perf_counter() < stop:
-                t0 = time.perf_counter()
-                call(groups[i % len(groups)])
-                times.append(time.perf_counter() - t0)
-                i += 1
+            times = timed(call, groups, seconds)
             out[name] = {"searches_per_s": batch * len(times) / sum(times), "requests": len(times),
                          "p50_ms": 1000 * statistics.median(times)}
     return out

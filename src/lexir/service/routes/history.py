@@ -34,7 +34,7 @@ async def diff_route(corpus: str, unit_id: str, request: Request) -> JSONRespons
         if name not in args:
             raise ServiceError(f"the query parameter {name} is required", field=name)
     return json_response(await run_in_threadpool(diff_provision, state_of(request), corpus, unit_id,
-                                                args["from"], args["to"]))
+                                                 args["from"], args["to"]))
 
 
 @router.post("/v1/{corpus}/validity", openapi_extra={"requestBody": {"required": True, "content": {

@@ -21,7 +21,7 @@ Corpora:
 * ``pl-codes`` - the five Polish codes (4,317 articles), queries = the 1,495 pl-exams questions
                  (question + options, as lexir searches them);
 * ``de-100k``  - 100,000 Absätze (a § or Art without Absätze counts as one) of the German federal
-                 laws in ``de/gesetze_markdown_all.tar.gz``, parsed by ``lexir.structure.german``
+                 laws in ``de/gesetze_markdown_all.tar.gz``, parsed by ``lexir.jurisdictions.de.statutes``
                  (parse cache), laws taken in path order; each document's title is its article's
                  heading. Queries = 250 headings and 250 sentences drawn with a fixed seed from
                  those laws. German analyzer "de", mode raw.
@@ -105,7 +105,7 @@ def load_de(tar_path: Path, n_docs: int, n_headings: int, n_sentences: int, seed
     A § / Art with Absätze gives one document per Absatz (``BGB::823/abs:1``), one without gives
     itself; annexes and notices (``anlage``, ``body``) are left out. Titles are the article's.
     """
-    from lexir.structure.german import ParseError, parse_archive
+    from lexir.jurisdictions.de.statutes import ParseError, parse_archive
 
     docs: list[tuple[str, str, str]] = []
     titles: list[str] = []
@@ -125,7 +125,7 @@ def load_de(tar_path: Path, n_docs: int, n_headings: int, n_sentences: int, seed
                 break
         if len(docs) == n_docs:
             break
-    from lexir.structure.german import split_sentences
+    from lexir.jurisdictions.de.statutes import split_sentences
 
     rng = random.Random(seed)
     headings = rng.sample(sorted(set(titles)), min(n_headings, len(set(titles))))

@@ -14,8 +14,16 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from lexir.citations import german, greek, polish
-from lexir.datasets.refex import citation_errors, load_refex, load_refex_silver, refex_split, score_citations
+from lexir.jurisdictions.de import citations as german
+from lexir.jurisdictions.de.refex import (
+    citation_errors,
+    load_refex,
+    load_refex_silver,
+    refex_split,
+    score_citations,
+)
+from lexir.jurisdictions.el import citations as greek
+from lexir.jurisdictions.pl import citations as polish
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -108,7 +116,7 @@ def _count(cites, own: str, counts: Counter) -> None:
 
 
 def bench_german_corpus(data: Path, limit: int | None) -> None:
-    from lexir.structure.german import iter_laws
+    from lexir.jurisdictions.de.statutes import iter_laws
 
     counts: Counter = Counter()
     chars = laws = 0
@@ -139,7 +147,7 @@ def bench_german_corpus(data: Path, limit: int | None) -> None:
 
 
 def bench_greek_corpus(data: Path) -> None:
-    from lexir.structure.greek import load_greek_statutes
+    from lexir.jurisdictions.el.statutes import load_greek_statutes
 
     acts = [(a.id, [p.text for p in a.articles]) for a in load_greek_statutes(data / "el")]
     counts: Counter = Counter()

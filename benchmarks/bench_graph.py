@@ -17,7 +17,7 @@ import time
 import timeit
 from pathlib import Path
 
-from lexir.structure.german import iter_laws
+from lexir.jurisdictions.de.statutes import iter_laws
 from lexir.structure.graph import NEIGHBOUR_KINDS, StatuteGraph, build_graph
 from lexir.types import Act
 

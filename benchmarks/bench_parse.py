@@ -37,7 +37,7 @@ def main(argv=None) -> dict:
     import numpy as np
 
     from lexir.datasets.registry import resolve_data_dir
-    from lexir.structure.german import ParseError, iter_law_files, parse_archive
+    from lexir.jurisdictions.de.statutes import ParseError, iter_law_files, parse_archive
     from lexir.structure.packed import available_cpus
 
     tar = resolve_data_dir(args.data_dir) / "de" / "gesetze_markdown_all.tar.gz"

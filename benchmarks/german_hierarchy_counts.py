@@ -32,7 +32,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
 
     from lexir.datasets.registry import resolve_data_dir
-    from lexir.structure.german import ParseError, parse_archive
+    from lexir.jurisdictions.de.statutes import ParseError, parse_archive
     from lexir.structure.graph import build_graph
 
     tar = resolve_data_dir(args.data_dir) / "de" / "gesetze_markdown_all.tar.gz"

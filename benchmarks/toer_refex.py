@@ -30,9 +30,9 @@ import sys
 import time
 from pathlib import Path
 
-from lexir.citations.german import act_source
-from lexir.datasets.refex import decision_query, load_refex
 from lexir.evaluation.depth import DEPTHS, RefPath, Retrieved, decode_reference, toer
+from lexir.jurisdictions.de.citations import act_source
+from lexir.jurisdictions.de.refex import decision_query, load_refex
 from lexir.retrieval.structured import EXPANSIONS, build_chunk_retriever
 from lexir.structure.graph import StatuteGraph, build_graph
 from lexir.types import Act, Corpus, Query

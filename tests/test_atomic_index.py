@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from lexir.analysis import Analyzer, AnalyzerConfig
 from lexir.cli.main import app  # imported once here, not in each child
-from lexir.datasets.history import load_german_history
+from lexir.jurisdictions.de.history_dataset import load_german_history
 from lexir.retrieval.build import load_index, save_index
 from lexir.retrieval.incremental import IncrementalBM25
 from lexir.types import Corpus, Query

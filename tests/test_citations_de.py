@@ -2,11 +2,11 @@ import json
 
 import pytest
 
-from lexir.citations.extract import LANGUAGES, cite_lines
+from lexir.citations.extract import citation_codes, cite_lines
 from lexir.citations.extract import find_citations as find_any
-from lexir.citations.german import act_source, find_citations
-from lexir.datasets.refex import load_refex, score_citations
 from lexir.io import FormatError
+from lexir.jurisdictions.de.citations import act_source, find_citations
+from lexir.jurisdictions.de.refex import load_refex, score_citations
 
 
 def _check_spans(text, cites):
@@ -85,7 +85,7 @@ def test_unknown_act_stays_unresolved():
 def test_act_table_covers_corpus_and_variants(data_dir):
     import csv
 
-    from lexir.structure.german import safe_act_id
+    from lexir.jurisdictions.de.statutes import safe_act_id
 
     with open(data_dir / "de" / "laws_index.tsv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
@@ -121,7 +121,7 @@ def test_refex_malformed(tmp_path):
 
 
 def test_score_perfect_and_empty():
-    from lexir.datasets.refex import RefexCitation, RefexDocument
+    from lexir.jurisdictions.de.refex import RefexCitation, RefexDocument
 
     text = "nach § 5 UWG"
     doc = RefexDocument("d", text, [RefexCitation("c1", 5, 12, "§ 5 UWG", "uwg", "5", {})])
@@ -131,9 +131,9 @@ def test_score_perfect_and_empty():
 
 
 def test_extract_dispatch():
-    assert set(LANGUAGES) == {"de", "el", "pl"}
+    assert {"de", "el", "pl"} <= set(citation_codes())
     assert find_any("art. 5 k.k.", "pl")[0].id == "kk::5"
     (line,) = cite_lines("§ 823 BGB", "de")
     assert json.loads(line)["id"] == "BGB::823"
-    with pytest.raises(ValueError):
-        find_any("x", "fr")
+    with pytest.raises(ValueError, match="unknown jurisdiction 'xx'"):
+        find_any("x", "xx")

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from lexir.citations.extract import cite_lines
-from lexir.citations.german import act_source, find_citations, repealed_acts
-from lexir.datasets.refex import load_refex, refex_split
+from lexir.jurisdictions.de.citations import act_source, find_citations, repealed_acts
+from lexir.jurisdictions.de.refex import load_refex, refex_split
 
 BAG = "bag_1966-01-28_97c71edd7c89"
 BVERFG = "bverfg_1987-07-01_5603d87f1423"
@@ -149,7 +149,7 @@ def test_short_titles_are_learnt_from_bgbl_references(data_dir, tmp_path):
     other by short title and BGBl. reference, which is the Neufassung in KredWG's own header."""
     import tarfile
 
-    from lexir.structure.german_act_table import mine_short_titles
+    from lexir.jurisdictions.de.act_table import mine_short_titles
 
     members = ["./k/kredwg/index.md", "./b/bafinbefugv/index.md", "./k/kwgvermv/index.md"]
     mini = tmp_path / "mini.tar.gz"

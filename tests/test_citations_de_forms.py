@@ -7,15 +7,15 @@ import json
 
 import pytest
 
-from lexir.citations.german import find_citations
-from lexir.datasets.refex import (
+from lexir.io.errors import FormatError
+from lexir.jurisdictions.de.citations import find_citations
+from lexir.jurisdictions.de.refex import (
     citation_errors,
     load_refex,
     load_refex_silver,
     score_citations,
     silver_citation,
 )
-from lexir.io.errors import FormatError
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from lexir.citations.german import eu_instrument, find_citations
-from lexir.datasets.refex import load_refex
-from lexir.structure.german import parse_law, read_law_files
+from lexir.jurisdictions.de.citations import eu_instrument, find_citations
+from lexir.jurisdictions.de.refex import load_refex
+from lexir.jurisdictions.de.statutes import parse_law, read_law_files
 
 LAWS = {"AO 1977": "a/ao_1977/index.md", "BVerfSchG": "b/bverfschg/index.md", "FVG 1971": "f/fvg_1971/index.md"}
 

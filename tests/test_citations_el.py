@@ -1,6 +1,6 @@
 import json
 
-from lexir.citations.greek import act_source, find_citations, fold
+from lexir.jurisdictions.el.citations import act_source, find_citations, fold
 
 
 def _check(text, cites):

@@ -7,9 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from lexir.citations import find_polish_citations as find_citations
-from lexir.citations import gold_from_orycore, parse_legal_basis, resolve_article
-from lexir.citations.polish import act_source
+from lexir.jurisdictions.pl.citations import (
+    act_source,
+    find_citations,
+    gold_from_orycore,
+    parse_legal_basis,
+    resolve_article,
+)
 
 # data_dir (tests/conftest.py): $LEXIR_DATA or ../shared/data beside the repo, else skip
 CODES = ("kc", "kk", "kks", "kpa", "kpc")
@@ -235,15 +239,19 @@ def test_no_act_written():
 def test_every_language_finder_has_one_signature():
     """find_citations(text, known, default_act, *, kinds) means the same in every language, so the
     one entry point passes its arguments through unchanged (no per-language renaming)."""
+    import importlib
     import inspect
 
-    from lexir.citations import LANGUAGES
+    from lexir.citations import citation_codes
     from lexir.citations import find_citations as find_any
-    from lexir.citations.extract import _finder
+    from lexir.jurisdiction import get_jurisdiction
 
     shared = ["text", "known", "default_act", "kinds"]
-    for lang in LANGUAGES:
-        params = inspect.signature(_finder(lang)).parameters
+    for code in citation_codes():
+        module = importlib.import_module(f"lexir.jurisdictions.{code}.citations")
+        params = inspect.signature(module.find_citations).parameters
+        assert get_jurisdiction(code).find_citations is not None, code
+        lang = code
         assert [p for p in params if p in shared] == shared, (lang, list(params))
         assert params["kinds"].kind is inspect.Parameter.KEYWORD_ONLY
     texts = {"pl": "art. 5 § 2", "de": "§ 823 Abs. 1", "el": "άρθρο 5"}
@@ -353,7 +361,12 @@ def test_orycore_gold_variants():
 def test_kks_embedded_article_is_split_and_missing_one_reported(data_dir, caplog):
     import logging
 
-    from lexir.datasets.polish import load_codes, missing_articles, read_code_file, split_embedded_articles
+    from lexir.jurisdictions.pl.datasets import (
+        load_codes,
+        missing_articles,
+        read_code_file,
+        split_embedded_articles,
+    )
 
     path = data_dir / "pl" / "codes" / "kks.json"
     raw = read_code_file(path)
@@ -363,7 +376,7 @@ def test_kks_embedded_article_is_split_and_missing_one_reported(data_dir, caplog
     assert articles["106ł"].startswith("§ 1. Kto, nie dopełniając obowiązku nadzoru")
     assert list(articles).index("106ł") == list(articles).index("106l") + 1
     assert "53" in missing_articles(articles) and "52" not in missing_articles(articles)
-    with caplog.at_level(logging.INFO, logger="lexir.datasets.polish"):
+    with caplog.at_level(logging.INFO, logger="lexir.jurisdictions.pl.datasets"):
         corpus = load_codes({"kks": path})
     assert "kks::106ł" in corpus and "kks::106l" in corpus and "kks::53" not in corpus
     assert any("kks.json" in r.getMessage() and " 53" in r.getMessage() for r in caplog.records)

@@ -137,14 +137,15 @@ def test_graph_build_and_neighbours(data_dir, tmp_path):
 def test_cite_prints_json_lines(tmp_path):
     text = tmp_path / "t.txt"
     text.write_text("Nach § 823 Abs. 1 BGB und art. 415 k.c.", encoding="utf-8")
-    result = invoke("cite", text, "--lang", "de")
+    result = invoke("cite", text, "--jurisdiction", "de")
     rows = [json.loads(line) for line in result.output.splitlines()]
     assert result.exit_code == 0 and rows[0]["id"] == "BGB::823" and rows[0]["path"] == {"abs": "1"}
     assert rows[0]["span"]["text"] == "§ 823 Abs. 1 BGB"
     result = invoke("cite", text, "--lang", "pl")
     assert json.loads(result.output.splitlines()[0])["id"] == "kc::415"
-    result = invoke("cite", text, "--lang", "fr")
-    assert result.exit_code == 2 and "valid: de, el, pl" in result.output
+    result = invoke("cite", text, "-j", "xx")
+    assert result.exit_code == 2 and "unknown jurisdiction 'xx'" in result.output
+    assert all(code in result.output.split("valid:")[1] for code in ("pl", "de", "el"))
 
 
 def test_run_with_an_llm_system_against_a_loopback_server(tmp_path, monkeypatch):

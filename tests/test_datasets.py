@@ -5,8 +5,8 @@ import pytest
 
 from lexir.datasets import DatasetError, load_queries, registry
 from lexir.datasets import open as open_data
-from lexir.datasets.polish import load_orycore_exam, load_polishlawllm_exams
 from lexir.io import FormatError
+from lexir.jurisdictions.pl.datasets import load_orycore_exam, load_polishlawllm_exams
 
 
 def test_pl_codes_are_cleaned_and_split(data_dir):

@@ -215,10 +215,12 @@ def test_feedback_and_cascade_take_a_bm25_spec(cache):
 # __init__, the top).
 LAYERS = [
     {"types", "_version"},
+    {"jurisdiction"},  # the record and registry of legal orders (filled from lexir.jurisdictions)
     {"io"},
     {"analysis", "citations", "evaluation", "encoders", "dataset_stats"},
     {"structure"},  # structure/graph.py finds citations
     {"datasets"},
+    {"jurisdictions"},  # one folder per legal order: parsers, finders, datasets (registered above)
     {"retrieval"},
     {"llm", "learning", "tuning"},
     {"systems"},
@@ -395,3 +397,66 @@ def test_search_json_for_scripts():
     assert [h["rank"] for h in body["hits"]] == [1, 2, 3]
     top = body["hits"][0]
     assert top["id"] == "kk::148" and top["citation"] == "art. 148 k.k." and "zabija" in top["text"]
+
+
+# -- no legal order named outside its folder --------------------------------------------------------
+
+
+def _order_codes():
+    """The registered orders' codes and languages, English, French and Italian (``id``, Indonesian,
+    would be every ``"id"`` key)."""
+    from lexir.jurisdiction import jurisdictions
+
+    return {j.code for j in jurisdictions()} | {j.language for j in jurisdictions()} | {"en", "fr", "it"}
+
+
+def _code_comparisons(tree, order_codes):
+    """(line, code) of every comparison with a jurisdiction or language code (``lang == "pl"``,
+    ``x in ("de", "el")``, ``match`` cases) and every dict entry keyed by one."""
+    import ast
+
+    def codes_in(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in order_codes:
+            return [node.value]
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return [c for elt in node.elts for c in codes_in(elt)]
+        return []
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                yield from ((node.lineno, c) for c in codes_in(side))
+        elif isinstance(node, ast.Dict):
+            yield from ((node.lineno, c) for key in node.keys if key is not None for c in codes_in(key))
+        elif isinstance(node, ast.MatchValue):
+            yield from ((node.lineno, c) for c in codes_in(node.value))
+
+
+def test_no_jurisdiction_or_language_comparison_outside_their_packages():
+    """What knows one legal order lives in its folder (lexir/jurisdictions/<code>/), what knows one
+    language in lexir/analysis: no other module compares with a jurisdiction or language code or
+    keys a dict by one (the if/elif chains and per-language dicts that made adding an order touch
+    fourteen files)."""
+    import ast
+    from pathlib import Path
+
+    import lexir
+
+    root = Path(lexir.__file__).parent
+    order_codes = _order_codes()
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if relative.parts[0] in ("jurisdictions", "analysis"):
+            continue
+        for line, code in _code_comparisons(ast.parse(path.read_text(encoding="utf-8")), order_codes):
+            found.append(f"{relative.as_posix()}:{line} {code!r}")
+    assert not found, found
+
+
+def test_the_code_check_sees_comparisons_and_keys():
+    import ast
+
+    tree = ast.parse('if lang == "pl": pass\nx = lang in ("de", "el")\nd = {"fr": 1, "other": 2}\n'
+                     'match lang:\n    case "it": pass\ny = lang == "pirate"\n')
+    assert sorted(c for _, c in _code_comparisons(tree, _order_codes())) == ["de", "el", "fr", "it", "pl"]

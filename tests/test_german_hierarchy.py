@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lexir.citations.format import division_crumbs, division_starts, find_unit, unit_breadcrumbs
-from lexir.structure.german import parse_law, read_law_files
+from lexir.jurisdictions.de.statutes import parse_law, read_law_files
 from lexir.structure.graph import build_graph
 from lexir.structure.packed import pack_act, unpack_act
 from lexir.types import Division, UnitId

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lexir.structure.german import parse_law
+from lexir.jurisdictions.de.statutes import parse_law
 from lexir.structure.graph import StatuteGraph, build_graph, own_text
 from lexir.types import Act, Provision
 
@@ -216,11 +216,11 @@ def test_code_digest_follows_the_finder_tables(tmp_path):
 
     from lexir.io.paths import code_digest
 
-    source = Path(__file__).resolve().parents[1] / "src" / "lexir" / "citations"
-    copy = tmp_path / "citations"
+    source = Path(__file__).resolve().parents[1] / "src" / "lexir" / "jurisdictions" / "de"
+    copy = tmp_path / "de"
     shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
     assert code_digest(copy) == code_digest(source)
-    table = copy / "data" / "de_act_variants.tsv"
+    table = copy / "data" / "act_variants.tsv"
     table.write_text(table.read_text(encoding="utf-8") + "BauGBX\tBBauG\ttest\n", encoding="utf-8")
     assert code_digest(copy) != code_digest(source)
 

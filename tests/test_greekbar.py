@@ -12,9 +12,9 @@ import pytest
 
 from lexir.dataset_stats import stats
 from lexir.datasets import open as open_data
-from lexir.datasets.greekbar import load_greekbar
 from lexir.datasets.registry import DatasetError
 from lexir.experiment import Experiment, run_experiment
+from lexir.jurisdictions.el.greekbar import load_greekbar
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from lexir.datasets.history import load_german_history
-from lexir.structure.german import parse_law
-from lexir.structure.german_history import read_versions, repair_headings
+from lexir.jurisdictions.de.history import read_versions, repair_headings
+from lexir.jurisdictions.de.history_dataset import load_german_history
+from lexir.jurisdictions.de.statutes import parse_law
 from lexir.structure.history import HistoryError, LawVersion, StatuteHistory, word_diff
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from lexir.analysis import Analyzer, AnalyzerConfig
-from lexir.datasets.history import load_german_history
+from lexir.jurisdictions.de.history_dataset import load_german_history
 from lexir.retrieval.bm25 import BM25Retriever
 from lexir.retrieval.build import load_index
 from lexir.retrieval.incremental import IncrementalBM25

@@ -7,8 +7,8 @@ import pytest
 
 from lexir.analysis import Analyzer, AnalyzerConfig, stopwords
 from lexir.analysis.analyzer import stoplists
-from lexir.datasets.lay import FOLDER, fold_of, lay_questions
 from lexir.io import read_corpus_jsonl
+from lexir.jurisdictions.de.lay import FOLDER, fold_of, lay_questions
 from lexir.types import Corpus
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "lexir"

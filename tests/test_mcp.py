@@ -59,7 +59,7 @@ def test_tools_over_stdio(tmp_path):
         out["pages"] = pages
         out["cite"] = payload(await session.call_tool("resolve_citations",
                                                       {"text": "Zob. art. 148 § 2 k.k. i art. 415 k.c.",
-                                                       "language": "pl"}))
+                                                       "jurisdiction": "pl"}))
         out["verify"] = payload(await session.call_tool("verify_quote", {
             "quote": "kto zabija człowieka", "id_or_citation": "art. 148 § 1 k.k."}))
         out["bad_id"] = await session.call_tool("get_provision", {"id": "../../etc/passwd"})

@@ -25,19 +25,21 @@ import json
 import re
 import signal
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lexir.citations import german, greek, polish
 from lexir.citations.extract import find_citations
 from lexir.citations.model import KINDS, read_act_table
-from lexir.structure.german import LawSyntaxError, law_texts, parse_law, safe_act_id
-from lexir.structure.greek import iter_greek_files, parse_greek_law, source_id_for
-from lexir.structure.polish import parse_article
+from lexir.jurisdiction import get_jurisdiction
+from lexir.jurisdictions.de import citations as german
+from lexir.jurisdictions.de.statutes import LawSyntaxError, law_texts, parse_law, safe_act_id
+from lexir.jurisdictions.el import citations as greek
+from lexir.jurisdictions.el.statutes import iter_greek_files, parse_greek_law, source_id_for
+from lexir.jurisdictions.pl import citations as polish
+from lexir.jurisdictions.pl.statutes import parse_article
 from lexir.types import Act, Provision, UnitId, canonical_id
 
 PROPERTY = settings(
@@ -57,7 +59,7 @@ FINDERS = {"de": german.find_citations, "pl": polish.find_citations, "el": greek
 
 @cache
 def _table(lang: str) -> frozenset[str]:
-    return frozenset(e.source for e in read_act_table(resources.files("lexir.citations") / "data" / f"{lang}_acts.tsv"))
+    return frozenset(e.source for e in read_act_table(get_jurisdiction(lang).acts))
 
 
 def _chunks(texts: list[str], size: int, step: int, limit: int) -> list[str]:

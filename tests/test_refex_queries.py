@@ -1,8 +1,8 @@
 """de-refex as a retrieval benchmark: decisions as queries, their law citations as gold."""
 
-from lexir.datasets.refex import decision_query, load_refex, refex_queries
 from lexir.datasets.statutes import corpus_of
-from lexir.structure.german import parse_law, read_law_files
+from lexir.jurisdictions.de.refex import decision_query, load_refex, refex_queries
+from lexir.jurisdictions.de.statutes import parse_law, read_law_files
 
 LAWS = ["s/sgg/index.md", "z/zpo/index.md", "h/hgb/index.md", "g/gg/index.md", "b/bgb/index.md"]
 

@@ -204,8 +204,9 @@ def test_cite(client):
     assert [c["span"]["text"] for c in found[:2]] == ["art. 415 k.c.", "art. 148 § 1 k.k."]
     assert found[0]["id"] == "kc::415" and found[0]["corpora"] == ["pl-codes"]
     assert found[1]["unit_id"] == "kk::148/par:1" and found[1]["corpora"] == ["demo", "pl-codes"]
-    r = client.post("/v1/cite", json={"text": "x", "language": "fr"})
-    assert r.status_code == 400 and r.json()["error"]["valid"] == ["de", "el", "pl"]
+    r = client.post("/v1/cite", json={"text": "x", "jurisdiction": "xx"})
+    assert r.status_code == 400 and {"de", "el", "pl"} <= set(r.json()["error"]["valid"])
+    assert r.json()["error"]["field"] == "jurisdiction"
     # one citation naming two units of an article: both listed, not only the first
     merged = client.post("/v1/cite", json={"text": "nach § 5 Abs. 1 Satz 1 und 4 SGB V", "language": "de"}).json()
     first = merged["citations"][0]

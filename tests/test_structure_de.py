@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lexir.structure.german import (
+from lexir.jurisdictions.de.statutes import (
     LawSyntaxError,
     ParseError,
     is_range_stub,
@@ -392,7 +392,7 @@ def small_archive(tmp_path, tar_path) -> Path:
 
 
 def test_parse_cache_round_trip(small_archive, tmp_path, monkeypatch):
-    import lexir.structure.german as german
+    import lexir.jurisdictions.de.statutes as german
 
     monkeypatch.setenv("LEXIR_CACHE", str(tmp_path / "cache"))
     first = parse_archive(small_archive, workers=1)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lexir.structure.greek import (
+from lexir.jurisdictions.el.statutes import (
     clean_lines,
     greek_acts,
     greek_stats,

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from lexir.citations import parse_legal_basis
-from lexir.structure import clean_pdf_text, is_repealed, parse_article, parse_code
+from lexir.jurisdictions.pl.citations import parse_legal_basis
+from lexir.jurisdictions.pl.statutes import is_repealed, parse_article, parse_code
+from lexir.structure import clean_pdf_text
 
 # data_dir (tests/conftest.py): $LEXIR_DATA or ../shared/data beside the repo, else skip
 CODES = ("kc", "kk", "kks", "kpa", "kpc")

@@ -210,7 +210,7 @@ def test_train_and_run_from_the_command_line(gerlayqa, fold, tmp_path):
 
 
 def test_the_fold_helper_cuts_the_registered_gerlayqa_folds():
-    from lexir.datasets.lay import fold_of as dataset_fold
+    from lexir.jurisdictions.de.lay import fold_of as dataset_fold
 
     ids = [f"gerlayqa-dev-{i}" for i in range(300)]
     assert [fold_of(q, 5, seed="gerlayqa") for q in ids] == [dataset_fold(q) for q in ids]

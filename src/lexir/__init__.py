@@ -8,7 +8,10 @@ One import gives the verbs (see :mod:`lexir.api`)::
     lexir.evaluate(run, bench.queries).mean("nDCG@10")
 """
 
-from lexir import systems  # noqa: F401  (the whole catalogue of systems: see lexir.systems)
+from lexir import (
+    jurisdictions,  # noqa: F401  (the catalogue of legal orders: see lexir.jurisdictions)
+    systems,  # noqa: F401  (the whole catalogue of systems: see lexir.systems)
+)
 from lexir._version import __version__
 from lexir.api import build, compare, evaluate, find_citations, fuse, load, retrieve, train
 from lexir.types import Act, Benchmark, Corpus, Document, Provision, Qrels, Query, QuerySet, Run

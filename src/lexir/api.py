@@ -121,8 +121,9 @@ def train(system: str, data: Any = None, *, output: str | Path, split: str | Non
     return train_system(system, corp, qset, output, data=described, params=params)
 
 
-def find_citations(text: str, lang: str, **kw: Any):
-    """The statutory citations in ``text`` (``lang``: ``de``, ``el``, ``pl``), resolved to ids."""
+def find_citations(text: str, jurisdiction: str, **kw: Any):
+    """The statutory citations in ``text`` as the legal order ``jurisdiction`` writes them (``de``,
+    ``at``, ``fr``, ``pl``, ``el``: ``lexir.jurisdiction.codes()``), resolved to ids."""
     from lexir.citations.extract import find_citations as _find
 
-    return _find(text, lang, **kw)
+    return _find(text, jurisdiction, **kw)

@@ -136,9 +136,10 @@ class Act:
 
     id: str  # the SOURCE part of ids: "kk", "BGB"
     title: str = ""
-    language: str = ""
+    language: str = ""  # how its text is analysed (ISO code)
     articles: list[Provision] = field(default_factory=list)
     divisions: list[Division] = field(default_factory=list)
+    jurisdiction: str = ""  # the legal order whose law it is (lexir.jurisdiction), "" when unknown
 
     def units(self) -> Iterator[Provision]:
         for article in self.articles:
@@ -186,10 +187,14 @@ def documents_fingerprint(docs: Sequence[Document]) -> str:
 class Corpus:
     """Documents (by default: articles) of one or more acts, in order, with lookup by id.
 
-    A corpus is never changed after it is made: its name, language, documents, acts and
-    parse errors are read-only, and :meth:`with_language` / :meth:`renamed` return copies
+    A corpus is never changed after it is made: its name, language, jurisdiction, documents,
+    acts and parse errors are read-only, and :meth:`with_language` / :meth:`renamed` return copies
     (sharing the documents, which are frozen). So a corpus handed out by a cache can be
     shared safely, and the fingerprint computed once stays true.
+
+    ``language`` says how the text is analysed; ``jurisdiction`` which legal order's law it is
+    (``de`` and ``at`` are both German-language), "" when not known: then the order at home in
+    the language is assumed (:func:`lexir.jurisdiction.jurisdiction_of`).
     """
 
     def __init__(
@@ -199,9 +204,11 @@ class Corpus:
         language: str = "",
         acts: Iterable[Act] = (),
         parse_errors: Iterable = (),
+        jurisdiction: str = "",
     ) -> None:
         self._name = name
         self._language = language
+        self._jurisdiction = jurisdiction
         self._documents: tuple[Document, ...] = tuple(documents)
         self._acts: Mapping[str, Act] = MappingProxyType({act.id: act for act in acts})
         # Sources that failed to parse (file, line, message): reported, never silently dropped.
@@ -221,6 +228,10 @@ class Corpus:
     @property
     def language(self) -> str:
         return self._language
+
+    @property
+    def jurisdiction(self) -> str:
+        return self.__dict__.get("_jurisdiction", "")  # a corpus pickled before it had one: ""
 
     @property
     def documents(self) -> tuple[Document, ...]:

@@ -1,24 +1,11 @@
 """Statutory citations in free text: find them, resolve them to lexir ids.
 
-The model (:class:`Citation`) is shared by all languages; each language has its own
-finder module (``lexir.citations.polish``, ``.german``, ``.greek``) and act table
-(``data/<lang>_acts.tsv``). :func:`find_citations` takes the language and picks the finder.
+The model (:class:`Citation`) and the act-table format are shared by every legal order; each order
+has its own finder and tables in its folder (``lexir.jurisdictions.<code>``). :func:`find_citations`
+takes the order's code and asks the registry (:mod:`lexir.jurisdiction`) for its finder.
 """
 
-from lexir.citations.extract import LANGUAGES, cite_lines, find_citations
+from lexir.citations.extract import citation_codes, cite_lines, find_citations
 from lexir.citations.model import ActEntry, Citation, read_act_table
-from lexir.citations.polish import find_citations as find_polish_citations
-from lexir.citations.polish import gold_from_orycore, parse_legal_basis, resolve_article
 
-__all__ = [
-    "LANGUAGES",
-    "ActEntry",
-    "Citation",
-    "cite_lines",
-    "find_citations",
-    "find_polish_citations",
-    "gold_from_orycore",
-    "parse_legal_basis",
-    "read_act_table",
-    "resolve_article",
-]
+__all__ = ["ActEntry", "Citation", "cite_lines", "citation_codes", "find_citations", "read_act_table"]

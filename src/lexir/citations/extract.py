@@ -1,41 +1,39 @@
-"""One entry point for all languages: ``find_citations(text, lang)`` and the JSON lines of
-``lexir cite [--lang de|pl|el] [FILE]`` (one ``Citation.to_json()`` a line)."""
+"""One entry point for every legal order: ``find_citations(text, jurisdiction)`` and the JSON lines
+of ``lexir cite [--jurisdiction CODE] [FILE]`` (one ``Citation.to_json()`` a line).
+
+The finders live in the orders' folders (``lexir.jurisdictions.<code>.citations``); this module
+finds them through the registry (:mod:`lexir.jurisdiction`) and never names one.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from lexir.citations.model import Citation
-
-LANGUAGES = ("de", "el", "pl")
-
-
-def _finder(lang: str) -> Callable[..., list[Citation]]:
-    if lang == "de":
-        from lexir.citations.german import find_citations
-    elif lang == "el":
-        from lexir.citations.greek import find_citations
-    elif lang == "pl":
-        from lexir.citations.polish import find_citations
-    else:
-        raise ValueError(f"no citation finder for language {lang!r}; valid: {', '.join(LANGUAGES)}")
-    return find_citations
+from lexir.jurisdiction import get_jurisdiction, jurisdictions
 
 
-def find_citations(text: str, lang: str, **kw) -> list[Citation]:
-    """The citations of ``text`` by the finder of ``lang`` (``de``, ``el``, ``pl``).
+def citation_codes() -> list[str]:
+    """The codes of the legal orders that have a citation finder."""
+    return [j.code for j in jurisdictions() if j.find_citations is not None]
 
-    Every language's finder has one signature, ``find_citations(text, known=None,
-    default_act=None, *, kinds=("statute",))``: ``known`` maps source ids to the corpus's article
-    labels, ``default_act`` is the act of references that name none, ``kinds`` the kinds of
-    citation kept (None: all; only German finds other kinds than ``statute``). German and Greek
-    also take ``expand_ranges`` (Polish ranges always give their two ends).
+
+def find_citations(text: str, jurisdiction: str, **kw) -> list[Citation]:
+    """The citations of ``text`` by the finder of the legal order ``jurisdiction`` (``de``, ``pl``, ...).
+
+    Every order's finder has one signature, ``find_citations(text, known=None, default_act=None, *,
+    kinds=("statute",))``: ``known`` maps source ids to the corpus's article labels, ``default_act``
+    is the act of references that name none, ``kinds`` the kinds of citation kept (None: all; only
+    German finds other kinds than ``statute``). Most also take ``expand_ranges``.
     """
-    return _finder(lang)(text, **kw)
+    order = get_jurisdiction(jurisdiction)
+    if order.find_citations is None:
+        raise ValueError(f"no citation finder for jurisdiction {jurisdiction!r}; valid: {', '.join(citation_codes())}")
+    return order.find_citations(text, **kw)
 
 
-def cite_lines(text: str, lang: str, **kw) -> Iterator[str]:
+def cite_lines(text: str, jurisdiction: str, **kw) -> Iterator[str]:
     """One JSON line (no newline) per citation of ``text``."""
-    for citation in find_citations(text, lang, **kw):
+    for citation in find_citations(text, jurisdiction, **kw):
         yield json.dumps(citation.to_json(), ensure_ascii=False)

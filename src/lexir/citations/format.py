@@ -1,91 +1,73 @@
-"""Ids written the way lawyers of each jurisdiction cite them, used by the CLI and the service.
+"""Ids written the way lawyers of each legal order cite them, used by the CLI and the service.
 
 German ``§ 823 Abs. 1 S. 2 BGB`` (``Art. 1 GG`` for article-numbered laws, ``Art. 232 § 10
 EGBGB``), Polish ``art. 415 § 1 pkt 2 k.c.`` (``art. 4¹`` for inserted articles), Greek
-``άρθρο 914 παρ. 1 ΑΚ``, ``άρθρο 5 ν. 4624/2019``. The act is written with its usual
-abbreviation from the citation finder's act table of that language (else a short name, else
-the act id).
+``άρθρο 914 παρ. 1 ΑΚ``, French ``article 1240 alinéa 2 C. civ.``, Austrian ``§ 1295 Abs 1 ABGB``.
+How an order writes its units is its :class:`lexir.jurisdiction.Jurisdiction` record; the act is
+written with its usual abbreviation from the order's act table (else a short name, else the act
+id). ``jurisdiction`` is an order's code; an order nobody registered writes ids as they are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from importlib import resources
 
+from lexir.jurisdiction import Jurisdiction, find_jurisdiction
 from lexir.types import PATH_SEP, Act, Division, Provision, UnitId, article_of
 
-# level -> how the unit is written inside a citation, per language ({} is the label)
-_LEVELS = {
-    "de": {"abs": "Abs. {}", "satz": "S. {}", "nr": "Nr. {}", "lit": "Buchst. {}", "dlit": "Doppelbuchst. {}",
-           "tlit": "Dreifachbuchst. {}"},
-    "pl": {"par": "§ {}", "ust": "ust. {}", "pkt": "pkt {}", "lit": "lit. {}", "tiret": "tiret {}", "zd": "zd. {}"},
-    "el": {"par": "παρ. {}", "item": "περ. {}"},
-}
-_ARTICLE = {"de": "§ {}", "pl": "art. {}", "el": "άρθρο {}"}
-_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+def _order(jurisdiction: str) -> Jurisdiction | None:
+    try:
+        return find_jurisdiction(jurisdiction or None)
+    except ValueError:  # a code no order has (a corpus of another language): ids as they are
+        return None
 
 
-@lru_cache(maxsize=4)
-def act_abbreviations(language: str) -> dict[str, str]:
+@lru_cache(maxsize=8)
+def act_abbreviations(jurisdiction: str) -> dict[str, str]:
     """Act id -> its usual abbreviation (the first one in the act table), else its short name."""
     from lexir.citations.model import read_act_table
 
-    name = {"de": "de_acts.tsv", "pl": "pl_acts.tsv", "el": "el_acts.tsv"}.get(language)
-    if not name:
+    order = _order(jurisdiction)
+    if order is None or order.acts is None:
         return {}
-    table = read_act_table(resources.files("lexir.citations") / "data" / name)
     out: dict[str, str] = {}
-    for entry in table:
+    for entry in read_act_table(order.acts):
         short = entry.abbreviations[0] if entry.abbreviations else (entry.names[0] if entry.names else "")
         if short and len(short) <= 40:
             out.setdefault(entry.source, short)
     return out
 
 
-def _label(label: str, language: str) -> str:
-    if language == "pl" and "^" in label:
-        head, _, sup = label.partition("^")
-        return head + sup.translate(_SUPERSCRIPT)
-    return label
-
-
 @lru_cache(maxsize=1 << 16)
-def format_citation(unit_id: str, language: str, article_level: str = "article") -> str:
-    """The citation of a unit id as written in its jurisdiction (see the module doc)."""
+def format_citation(unit_id: str, jurisdiction: str, article_level: str = "article") -> str:
+    """The citation of a unit id as written in its legal order (see the module doc)."""
     try:
         parsed = UnitId.parse(unit_id)
     except ValueError:
         return unit_id
-    act = act_abbreviations(language).get(parsed.source, parsed.source)
-    article = _label(parsed.article, language)
-    if language == "de":
-        if article_level == "body":
-            head = ""  # a law without § / Art: its text is cited by the act (and Satz) alone
-        elif "§" in article:  # EGBGB-style "Art. 232 § 10", stored as the label "232§10"
-            head = "Art. {} § {}".format(*article.split("§", 1))
-        elif article_level == "art":
-            head = f"Art. {article}"
-        elif article_level == "anlage" or not article[:1].isdigit():
-            head = article  # "Anlage 1", "Anhang"
-        else:
-            head = f"§ {article}"
+    act = act_abbreviations(jurisdiction).get(parsed.source, parsed.source)
+    order = _order(jurisdiction)
+    if order is None:
+        head = parsed.article
+        steps = [f"{level} {label}" for level, label in parsed.path]
     else:
-        head = _ARTICLE.get(language, "{}").format(article)
-    levels = _LEVELS.get(language, {})
-    steps = [levels.get(level, f"{level} {{}}").format(_label(label, language)) for level, label in parsed.path]
+        head = order.head(parsed.article, article_level)
+        steps = [order.unit(level, label) for level, label in parsed.path]
     return " ".join(part for part in (head, *steps, act) if part)
 
 
 @lru_cache(maxsize=1 << 16)
-def unit_heading(level: str, label: str, language: str, title: str = "") -> str:
+def unit_heading(level: str, label: str, jurisdiction: str, title: str = "") -> str:
     """One breadcrumb: ``§ 823 Schadensersatzpflicht``, ``Abs. 1``, ``art. 415``."""
     if level == "body":
         return "Text"
     if level in ("article", "para", "art", "anlage"):
-        text = format_citation(f"x::{label}", language, level).rsplit(" ", 1)[0]
+        text = format_citation(f"x::{label}", jurisdiction, level).rsplit(" ", 1)[0]
     else:
-        text = _LEVELS.get(language, {}).get(level, f"{level} {{}}").format(_label(label, language))
+        order = _order(jurisdiction)
+        text = order.unit(level, label) if order is not None else f"{level} {label}"
     return f"{text} {title}".strip() if title and len(title) <= 120 else text
 
 
@@ -142,16 +124,16 @@ def find_unit(act: Act, unit_id: str) -> Provision | Division | None:
     return next((u for u in article.walk() if u.id == unit_id), None) if article is not None else None
 
 
-def breadcrumb_trail(act: Act, unit_id: str, chain: Sequence[Provision], language: str) -> list[dict[str, str]]:
+def breadcrumb_trail(act: Act, unit_id: str, chain: Sequence[Provision], jurisdiction: str) -> list[dict[str, str]]:
     """A unit's breadcrumbs: the act, the divisions its article stands in (Buch, Abschnitt ...),
     then one per provision of ``chain``, the units from the article down to ``unit_id`` (however
     the caller found them: the service from its index of units, ``lexir show`` by walking the act)."""
     return [_act_crumb(act), *division_crumbs(act, unit_id),
-            *({"id": p.id, "level": p.level, "label": unit_heading(p.level, p.label, language, p.title)}
+            *({"id": p.id, "level": p.level, "label": unit_heading(p.level, p.label, jurisdiction, p.title)}
               for p in chain)]
 
 
-def unit_breadcrumbs(act: Act, unit_id: str, language: str) -> list[dict[str, str]]:
+def unit_breadcrumbs(act: Act, unit_id: str, jurisdiction: str) -> list[dict[str, str]]:
     """:func:`breadcrumb_trail` of a provision or division of ``act``, found by walking the act (for the
     CLI, which has no index of units); a division's are the act and the divisions down to it."""
     divisions = [d for d in act.walk_divisions() if unit_id == d.id or unit_id.startswith(d.id + PATH_SEP)]
@@ -164,4 +146,4 @@ def unit_breadcrumbs(act: Act, unit_id: str, language: str) -> list[dict[str, st
         if node.id == unit_id:
             break
         node = next((c for c in node.children if unit_id == c.id or unit_id.startswith(c.id + PATH_SEP)), None)
-    return breadcrumb_trail(act, unit_id, chain, language)
+    return breadcrumb_trail(act, unit_id, chain, jurisdiction)

@@ -51,6 +51,7 @@ def _show_unit(corpus: str, unit_id: str, fmt: str, data_dir) -> None:
     from lexir.citations.format import division_heading, find_unit, format_citation, unit_breadcrumbs
     from lexir.cli.main import warn
     from lexir.datasets import open as open_data
+    from lexir.jurisdiction import code_of
     from lexir.types import Division, act_of
 
     corp = open_data(corpus, data_dir=data_dir, notify=warn, want="corpus")
@@ -58,17 +59,17 @@ def _show_unit(corpus: str, unit_id: str, fmt: str, data_dir) -> None:
     unit = find_unit(act, unit_id) if act is not None else None
     if unit is None:
         raise CLIError(f"no provision or division {unit_id!r} in {corp.name}")
-    crumbs = [c["label"] for c in unit_breadcrumbs(act, unit_id, corp.language)]
+    crumbs = [c["label"] for c in unit_breadcrumbs(act, unit_id, code_of(corp))]
     if isinstance(unit, Division):
         articles = {a.id: a for a in act.articles}
         contents = [{"id": d.id, "label": division_heading(d)} for d in unit.children]
-        contents += [{"id": a, "label": format_citation(a, corp.language, articles[a].level),
+        contents += [{"id": a, "label": format_citation(a, code_of(corp), articles[a].level),
                       "title": articles[a].title} for a in unit.articles if a in articles]
         citation, title, text = division_heading(unit), unit.title, ""
     else:
         level = next((a.level for a in act.articles if a.id == unit_id.split("/", 1)[0]), "article")
-        contents = [{"id": c.id, "label": format_citation(c.id, corp.language, level)} for c in unit.children]
-        citation, title, text = format_citation(unit_id, corp.language, level), unit.title, unit.text
+        contents = [{"id": c.id, "label": format_citation(c.id, code_of(corp), level)} for c in unit.children]
+        citation, title, text = format_citation(unit_id, code_of(corp), level), unit.title, unit.text
     if fmt == "json":
         print(json.dumps({"id": unit_id, "citation": citation, "title": title, "path": crumbs, "text": text,
                           "contents": contents}, ensure_ascii=False))

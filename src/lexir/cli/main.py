@@ -452,17 +452,19 @@ def experiment(config: Path, data_dir: Path = DataDir,
 @guarded
 def cite(
     file: Path = typer.Argument(None, help="Text file to read (default: standard input)"),
-    lang: str = typer.Option("pl", "--lang", help="Citation language: de | pl | el"),
+    jurisdiction: str = typer.Option("pl", "--jurisdiction", "-j", "--lang",
+                                     help="The legal order whose citations to find: pl | de | el | fr | at "
+                                          "(--lang: its old name)"),
     default_act: str = typer.Option(None, "--default-act", help="Act of references that name none"),
     all_kinds: bool = typer.Option(False, "--all-kinds", help="German: also contract and by-law clauses, "
                                    "collection entries and commentary notes (field kind)"),
 ):
     """Find statutory citations in text; print one JSON object per citation (span, act_raw, act, article,
     path, id, kind, resolved_from, repealed)."""
-    from lexir.citations.extract import LANGUAGES, cite_lines
+    from lexir.citations.extract import citation_codes, cite_lines
 
-    if lang not in LANGUAGES:
-        raise CLIError(f"unknown citation language {lang!r}; valid: {', '.join(LANGUAGES)}")
+    if jurisdiction not in citation_codes():
+        raise CLIError(f"unknown jurisdiction {jurisdiction!r} (--jurisdiction); valid: {', '.join(citation_codes())}")
     if file is None:
         text = sys.stdin.read()
     else:
@@ -473,7 +475,7 @@ def cite(
     options: dict = {"default_act": default_act} if default_act else {}
     if all_kinds:
         options["kinds"] = None
-    for line in cite_lines(text, lang, **options):
+    for line in cite_lines(text, jurisdiction, **options):
         print(line)
 
 

@@ -26,7 +26,6 @@ import hashlib
 import re
 from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 
 from lexir.types import Benchmark, Corpus, Document, Query, QuerySet
 
@@ -39,12 +38,6 @@ _WORDS = re.compile(r"[^\W\d_]{2,}")
 _DEAD = re.compile(r"weggefallen|aufgehoben|καταργ", re.IGNORECASE)
 
 # The major federal laws of de/history/versions.tsv, by their ids in de-gesetze.
-DE_MAJOR_LAWS = (
-    "AO 1977", "AktG", "ArbGG", "BBauG", "BDSG 2018", "BGB", "EStG", "FGO", "FamFG", "GG", "GVG", "GVGEG",
-    "GWB", "GmbHG", "HGB", "InsO", "KSchG", "MarkenG", "PatG", "SGB 1", "SGB 10", "SGB 11", "SGB 12",
-    "SGB 2", "SGB 3", "SGB 5", "SGB 6", "SGG", "StGB", "StPO", "UStG 1980", "UWG 2004", "UrhG", "VwGO",
-    "VwVfG", "WoEigG", "ZPO",
-)
 
 
 _SPACE = re.compile(r"\s+")
@@ -112,36 +105,9 @@ def known_item_set(corpus: Corpus, name: str, n_per_kind: int = 300, seed: str =
     renamed = any(_SPACE.search(d.id) for d in out_docs)
     if renamed:
         out_docs = [replace(d, id=safe_id(d.id)) for d in out_docs]
-    out = Corpus(name, out_docs, language=corpus.language,
+    out = Corpus(name, out_docs, language=corpus.language, jurisdiction=corpus.jurisdiction,
                  acts=() if renamed else [a for a in corpus.acts.values() if acts is None or a.id in acts])
     all_queries = [replace(q, id=safe_id(q.id)) for kind in KINDS for q in queries[kind]]
     qrels = {q.id: {q.id.split(":", 1)[1]: 1} for q in all_queries}
     splits = {kind: [safe_id(q.id) for q in queries[kind]] for kind in KINDS}
     return Benchmark(out, QuerySet(name, all_queries, qrels, splits=splits))
-
-
-def _load_el_dev(data_dir: Path) -> Benchmark:
-    from lexir.datasets.generic import open as open_data
-
-    return known_item_set(open_data("el-statutes", data_dir=data_dir), "el-dev", n_per_kind=300)
-
-
-def _load_de_dev(data_dir: Path) -> Benchmark:
-    from lexir.datasets.generic import open as open_data
-
-    return known_item_set(open_data("de-gesetze", data_dir=data_dir), "de-dev", n_per_kind=400, acts=DE_MAJOR_LAWS)
-
-
-def _register() -> None:
-    from lexir.datasets.registry import Dataset, register
-
-    queries = ("docs", "queries", "qrels")
-    register(Dataset("el-dev", "Greek development set: 300 heading and 300 held-out-sentence known-item "
-                     "queries over el-statutes (the query's words taken out of the index)", "el", _load_el_dev,
-                     queries, needs=("el-statutes",)))
-    register(Dataset("de-dev", "German development set: 400 heading and 400 held-out-sentence known-item "
-                     "queries over the 37 major federal laws of de-gesetze", "de", _load_de_dev, queries,
-                     needs=("de-gesetze",)))
-
-
-_register()

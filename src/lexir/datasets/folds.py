@@ -13,7 +13,7 @@ from collections.abc import Iterable
 def fold_of(query_id: str, folds: int, seed: str = "lexir-folds") -> int:
     """The fold (0 .. folds-1) of ``query_id``: the first 32 bits of sha256 of ``SEED:ID``,
     modulo ``folds``. With ``seed="gerlayqa"`` these are the ``fold0`` .. ``fold4`` splits of the
-    registered ``gerlayqa-dev`` (:mod:`lexir.datasets.lay`)."""
+    registered ``gerlayqa-dev`` (:mod:`lexir.jurisdictions.de.lay`)."""
     if folds < 2:
         raise ValueError(f"folds must be at least 2 (got {folds})")
     return int(hashlib.sha256(f"{seed}:{query_id}".encode()).hexdigest()[:8], 16) % folds

@@ -29,7 +29,15 @@ from lexir.io import (
 )
 from lexir.types import Benchmark, Corpus, QuerySet
 
-QUERY_FORMATS = ("polishlawllm", "orycore", "beir", "trec")
+GENERIC_QUERY_FORMATS = ("beir", "trec")
+
+
+def query_formats() -> tuple[str, ...]:
+    """The query-file formats lexir reads: the legal orders' own (``polishlawllm``, ``orycore``),
+    then the generic ones."""
+    from lexir.jurisdiction import jurisdictions
+
+    return (*(name for order in jurisdictions() for name in order.query_formats), *GENERIC_QUERY_FORMATS)
 
 
 WANTS = (None, "corpus", "queries")
@@ -116,34 +124,32 @@ def _path_benchmark(path: Path, corpus: Corpus) -> Benchmark | None:
 
 
 def _corpus_from_path(path: Path) -> Corpus:
-    from lexir.datasets.polish import load_codes
+    from lexir.jurisdiction import jurisdictions
 
     if path.is_dir() and (path / "corpus.jsonl").is_file():
         docs, _, _ = read_beir(path)
         return Corpus(path.name, docs)
     if path.is_file() and path.suffix == ".jsonl":
         return Corpus(path.stem, read_corpus_jsonl(path))
-    if path.is_file() and path.suffix == ".json":
-        return load_codes({path.stem: path}, name=path.stem)
-    if path.is_dir():
-        files = sorted(path.glob("*.json"))
-        if files:
-            return load_codes({f.stem: f for f in files}, name=path.name)
+    for order in jurisdictions():  # a legal order's own file format (Polish code .json files, ...)
+        corpus = order.corpus_reader(path) if order.corpus_reader is not None else None
+        if corpus is not None:
+            return corpus
     raise FormatError(path, None, "not a corpus: expected a BEIR folder, a .jsonl corpus, a code .json, "
                                   "or a folder of code .json files")
 
 
 def load_queries(path: str | Path, fmt: str, corpus: Corpus, qrels: str | Path | None = None) -> QuerySet:
-    """Queries (and their gold, where the format carries it) from a file in one of QUERY_FORMATS."""
-    from lexir.datasets.polish import load_orycore_exam, load_polishlawllm_exams
+    """Queries (and their gold, where the format carries it) from a file in one of
+    :func:`query_formats` (``beir``, ``trec``, and those the legal orders bring)."""
+    from lexir.jurisdiction import jurisdictions
 
     path = Path(path)
-    if fmt not in QUERY_FORMATS:
-        raise ValueError(f"unknown query format {fmt!r}; valid: {', '.join(QUERY_FORMATS)}")
-    if fmt == "polishlawllm":
-        queryset = load_polishlawllm_exams(path, corpus, name=path.stem)
-    elif fmt == "orycore":
-        queryset = load_orycore_exam(path, corpus)
+    own = {name: load for order in jurisdictions() for name, load in order.query_formats.items()}
+    if fmt not in query_formats():
+        raise ValueError(f"unknown query format {fmt!r}; valid: {', '.join(query_formats())}")
+    if fmt in own:
+        queryset = own[fmt](path, corpus)
     elif fmt == "beir":
         if path.is_dir():
             _, queries, judged = read_beir(path)

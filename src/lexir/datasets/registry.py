@@ -1,7 +1,8 @@
 """The dataset registry: one name, one loader, and the files it needs with their provenance.
 
-A dataset module registers itself with :func:`register`; adding a jurisdiction means one
-module plus its rows in ``data/files.tsv`` (where each file lies under the data directory,
+A dataset module registers itself with :func:`register`; a legal order names its dataset modules
+in its :class:`lexir.jurisdiction.Jurisdiction` record (``datasets``), and they are imported on the
+first lookup here. Adding a dataset means one module plus its rows in ``data/files.tsv`` (where each file lies under the data directory,
 where it comes from upstream, and its sha256). A name no dataset has may still match a
 pattern (:func:`register_pattern`): ``NAME@YYYY-MM-DD`` is a dataset with a history as in
 force on that day. Content is read through :func:`lexir.datasets.open`, the one door to data.
@@ -195,8 +196,15 @@ def _cached_load(name: str, root: str) -> Any:
 
 
 def _load_builtin_modules() -> None:
-    # Importing the dataset modules registers them; done lazily to keep `import lexir` light.
-    from lexir.datasets import devsets, greekbar, history, lay, polish, refex, statutes  # noqa: F401
+    # Importing the dataset modules registers them; done lazily to keep `import lexir` light. Each
+    # legal order names its own (lexir.jurisdictions.<code>); this layer never names an order.
+    import importlib
+
+    from lexir.jurisdiction import jurisdictions
+
+    for order in jurisdictions():
+        for module in order.datasets:
+            importlib.import_module(module)
 
 
 # ---------------------------------------------------------------------------

@@ -21,15 +21,17 @@ LLM_PARAMS: dict[str, Any] = {
     "timeout": 120.0, "json_mode": "", "max_tokens": 1024,
 }
 
-LANGUAGES = {"pl": "Polish", "de": "German", "el": "Greek", "en": "English", "fr": "French", "it": "Italian",
-             "es": "Spanish", "cs": "Czech"}
 
 _CLIENTS: dict[tuple, LLMClient] = {}
 _CLIENTS_LOCK = threading.Lock()
 
 
 def language_name(code: str) -> str:
-    return LANGUAGES.get((code or "").lower(), code or "the statutes' language")
+    """``"pl"`` -> ``"Polish"`` (for prompts); an unknown code as it is."""
+    from lexir.analysis.languages import SNOWBALL
+
+    name = SNOWBALL.get((code or "").lower())
+    return name.capitalize() if name else (code or "the statutes' language")
 
 
 def client_from_params(params: Mapping[str, Any], client: LLMClient | None = None) -> LLMClient:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lexir.io.paths import cache_dir, safe_name
+from lexir.jurisdiction import code_of
 from lexir.llm import parsing
 from lexir.llm.accounting import Usage
 from lexir.llm.base import LLMRetriever, clip
@@ -216,7 +217,7 @@ def surrogate_corpus(corpus: Corpus, records: Mapping[str, Mapping[str, Any]], v
     """A corpus with the same ids whose text is the chosen view (unannotated articles: empty text)."""
     docs = [Document(d.id, surrogate_text(records.get(d.id), view, d), d.title if view == "doc2query" else "")
             for d in corpus]
-    return Corpus(f"{corpus.name}-{view}", docs, language=corpus.language)
+    return Corpus(f"{corpus.name}-{view}", docs, language=corpus.language, jurisdiction=corpus.jurisdiction)
 
 
 class _Skipping(Retriever):
@@ -259,20 +260,17 @@ def build_coverage_bm25(corpus: Corpus, *, surrogates, bm25, context: BuildConte
 # DTF
 
 
-def named_acts(text: str) -> set[str]:
-    """Acts a Polish query names (``Zgodnie z Kodeksem karnym``, ``art. 5 k.c.``)."""
-    from lexir.citations import polish
+def named_acts(text: str, jurisdiction: str) -> set[str]:
+    """Acts a query names, as its legal order writes them (``Zgodnie z Kodeksem karnym``, ``art. 5
+    k.c.``): those its citations name, and those the order's ``acts_named`` finds alone."""
+    from lexir.jurisdiction import find_jurisdiction
 
-    acts = {c.act for c in polish.find_citations(text) if c.act}
-    match_act = getattr(polish, "_match_act", None)
-    if match_act is not None:
-        for m in re.finditer(r"(?<!\w)\w", text):
-            try:
-                found = match_act(text, m.start())
-            except Exception:  # noqa: BLE001 - the act finder is a best-effort helper here
-                found = None
-            if found and found[1]:
-                acts.add(found[1])
+    order = find_jurisdiction(jurisdiction or None)
+    if order is None or order.find_citations is None:
+        return set()
+    acts = {c.act for c in order.find_citations(text) if c.act}
+    if order.acts_named is not None:
+        acts |= order.acts_named(text)
     return acts
 
 
@@ -318,15 +316,17 @@ class DTFRetriever(Retriever):
     name = "dtf"
 
     def __init__(self, parts: list[Retriever], weights: list[float], k0: float, depth: int,
-                 concepts: Mapping[str, Sequence[str]], params: dict[str, float], act_prior: bool) -> None:
+                 concepts: Mapping[str, Sequence[str]], params: dict[str, float], act_prior: bool,
+                 jurisdiction: str = "") -> None:
         self.parts, self.weights, self.k0, self.depth = parts, weights, k0, depth
         self.concepts, self.params, self.act_prior = concepts, params, act_prior
+        self.jurisdiction = jurisdiction
 
     def _one(self, text: str, lists: list[Mapping[str, float]], k: int) -> list[tuple[str, float]]:
         from lexir.retrieval.fusion import weighted_rrf
 
         fused = weighted_rrf(lists, self.weights, self.k0, self.depth)
-        acts = named_acts(text) if self.act_prior else set()
+        acts = named_acts(text, self.jurisdiction) if self.act_prior else set()
         return ranked(dtf_rescore(text, lists, fused, self.concepts, acts, **self.params))[:k]
 
     def search_many(self, queries: Sequence[Query], k: int = 100, progress=None) -> Run:
@@ -357,4 +357,5 @@ def build_dtf(corpus: Corpus, *, dense, text, surrogates, weights, k0, depth, be
         raise ValueError(f"dtf: {len(part_w)} weights for {len(parts)} retrievers")
     concepts = {d: rec.get("concepts") or [] for d, rec in records.items()}
     params = {"beta": beta, "tau0": tau0, "gamma": gamma, "rho": rho, "pi": pi}
-    return DTFRetriever(parts, part_w, float(k0), int(depth), concepts, params, bool(act_prior))
+    return DTFRetriever(parts, part_w, float(k0), int(depth), concepts, params, bool(act_prior),
+                        code_of(corpus))

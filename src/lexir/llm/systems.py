@@ -235,15 +235,23 @@ def build_rerank(corpus: Corpus, *, base, depth, chars, context: BuildContext, *
                            int(depth), int(chars))
 
 
-def cited_articles(corpus: Corpus) -> Callable[[Query], list[str]]:
-    """Articles a query cites explicitly (``art. 148 § 1 k.k.``), by the Polish citation finder."""
-    from lexir.citations.polish import find_citations
-    from lexir.datasets.polish import known_articles
+def cited_articles(corpus: Corpus) -> Callable[[Query], list[str]] | None:
+    """Articles a query cites explicitly (``art. 148 § 1 k.k.``), by the citation finder of the
+    corpus's legal order, where the order asks for it (``cited_first``: exam questions that cite their
+    legal basis); None where it does not."""
+    from lexir.jurisdiction import jurisdiction_of
 
-    known = known_articles(corpus)
+    order = jurisdiction_of(corpus)
+    if order is None or order.find_citations is None or not order.cited_first:
+        return None
+    find = order.find_citations
+    known: dict[str, set[str]] = {}
+    for doc in corpus:
+        source, _, article = doc.id.partition("::")
+        known.setdefault(source, set()).add(article)
 
     def cited(query: Query) -> list[str]:
-        return [c.id for c in find_citations(query.text, known) if c.id]
+        return [c.id for c in find(query.text, known=known) if c.id]
 
     return cited
 
@@ -259,7 +267,7 @@ def build_ascr_h(corpus: Corpus, *, base, depth, chars, cited_first, context: Bu
     missing = [s for s in ("cascade", "dense", "wrrf") if s in base and s not in system_names()]
     if missing:
         raise ValueError(f"ascr-h needs the system(s) {', '.join(missing)}, which are not available here")
-    first = cited_articles(corpus) if cited_first and corpus.language == "pl" else None
+    first = cited_articles(corpus) if cited_first else None
     return RerankRetriever(corpus, client_from_params(llm, context.client), context.build(base, corpus, context.progress),
                            int(depth), int(chars), name="ascr-h", first=first)
 
@@ -284,8 +292,8 @@ def analyse_query(client: LLMClient, corpus: Corpus, query: Query, system: str =
            "acts": [a for a in data.get("acts") or [] if isinstance(a, str)],
            "provisions": [p for p in data.get("provisions") or [] if isinstance(p, str)], "status": str(parsed.status)}
     cited: list[str] = []
-    if corpus.language == "pl":
-        finder = cited_articles(corpus)
+    finder = cited_articles(corpus)
+    if finder is not None:
         cited = finder(query) + [c for p in out["provisions"] for c in finder(Query(query.id, p))]
     out["cited"] = list(dict.fromkeys(cited))
     return out
@@ -325,7 +333,7 @@ def translate_corpus(corpus: Corpus, client: LLMClient, target: str = "English",
         return Document(doc.id, translate_text(helper, doc.text, target, chars, f"doc:{doc.id}"), doc.title)
 
     docs = client.map(one, corpus.documents, on_done=(lambda *_: progress(1)) if progress else None)
-    return Corpus(f"{corpus.name}-{language}", docs, language=language)
+    return Corpus(f"{corpus.name}-{language}", docs, language=language, jurisdiction=corpus.jurisdiction)
 
 
 @register_system("translate", "queries and corpus translated by the LLM, then BM25 in the target language",

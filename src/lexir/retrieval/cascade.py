@@ -53,11 +53,14 @@ class ExplicitReferences(Retriever):
     name = "explicit"
 
     def __init__(self, base: Retriever, corpus: Corpus, language: str) -> None:
-        from lexir.citations.extract import LANGUAGES
+        from lexir.citations.extract import citation_codes
+        from lexir.jurisdiction import find_jurisdiction
 
-        if language not in LANGUAGES:
-            raise ValueError(f"no citation finder for corpus language {language!r}; valid: {', '.join(LANGUAGES)}")
-        self.base, self.corpus, self.language = base, corpus, language
+        order = find_jurisdiction(corpus.jurisdiction or None, language)
+        if order is None or order.find_citations is None:
+            raise ValueError(f"no citation finder for the corpus's legal order ({corpus.jurisdiction or language!r}); "
+                             f"valid: {', '.join(citation_codes())}")
+        self.base, self.corpus, self.language, self.jurisdiction = base, corpus, language, order.code
         self.known: dict[str, set[str]] = {}
         for doc in corpus:
             self.known.setdefault(doc.act, set()).add(doc.id.split("::", 1)[1])
@@ -65,7 +68,7 @@ class ExplicitReferences(Retriever):
     def cited(self, text: str) -> list[str]:
         from lexir.citations.extract import find_citations
 
-        found = find_citations(text, self.language, known=self.known)
+        found = find_citations(text, self.jurisdiction, known=self.known)
         return list(dict.fromkeys(c.id for c in found if c.id and c.id in self.corpus))
 
     def promote(self, text: str, results: dict[str, float], k: int) -> dict[str, float]:

@@ -210,17 +210,17 @@ class ActNames:
     skarbowy`` names only the fiscal code. Only acts in ``acts`` (the corpus's) are reported.
     """
 
-    def __init__(self, language: str, acts: set[str]) -> None:
+    def __init__(self, language: str, acts: set[str], jurisdiction: str = "") -> None:
         import re
-        from importlib import resources
 
         from lexir.citations.model import read_act_table
+        from lexir.jurisdiction import find_jurisdiction
 
         self.analyzer = Analyzer.create(language, "raw")
-        path = resources.files("lexir.citations") / "data" / f"{language}_acts.tsv"
+        order = find_jurisdiction(jurisdiction or None, language)
         forms: dict[str, str] = {}
-        if path.is_file():
-            for entry in read_act_table(path):
+        if order is not None and order.acts is not None:
+            for entry in read_act_table(order.acts):
                 if entry.source not in acts:
                     continue
                 for form in (*entry.names, *(a for a in entry.abbreviations if "." in a)):
@@ -275,5 +275,6 @@ def build_act_cue(corpus: Corpus, *, base, depth, context: BuildContext) -> ActC
     if not corpus.language:
         raise ValueError(f"corpus {corpus.name!r} has no language: act names are looked up per language")
     (spec,) = parse_spec_list(base)[:1]
-    return ActCueRetriever(context.build(spec, corpus, context.progress), ActNames(corpus.language, set(corpus.act_ids())),
+    return ActCueRetriever(context.build(spec, corpus, context.progress), ActNames(corpus.language, set(corpus.act_ids()),
+                                                                               corpus.jurisdiction),
                            depth)

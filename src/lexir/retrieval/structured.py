@@ -349,7 +349,8 @@ def build_chunk_retriever(
         raise ValueError(f"corpus {corpus.name!r} holds no parsed acts: bm25-chunks needs provision trees")
     acts = list(corpus.acts.values())
     chunks = [Document(c.id, c.text, c.title) for c in chunk_acts(acts, level)]
-    chunk_corpus = Corpus(f"{corpus.name}#{level}", chunks, language=corpus.language or language)
+    chunk_corpus = Corpus(f"{corpus.name}#{level}", chunks, language=corpus.language or language,
+                          jurisdiction=corpus.jurisdiction)
     analyzer = make_analyzer(chunk_corpus, language, mode, stopwords, lemmatizer)
     bm25 = BM25Retriever(analyzer, k1, b, method, title_weight, dedupe_query).index(chunk_corpus, progress)
     graph_path = str(graph) if isinstance(graph, str | Path) else ""

@@ -233,36 +233,37 @@ def cited_by_within(graph, node: str) -> list[str]:
     return [graph.ids[j] for j in sorted(seen)]
 
 
-def cite(state: ServiceState, text: Any, language: Any) -> dict[str, Any]:
+def cite(state: ServiceState, text: Any, jurisdiction: Any) -> dict[str, Any]:
     """The citations in ``text``: span, act as written, canonical id (or null), the cited unit's id
     and citation, every unit one citation names (``§ 5 Abs. 1 Satz 1 und 4``: two; ``unit_ids``,
     ``citations``), and the served corpora holding the cited article."""
-    from lexir.citations.extract import LANGUAGES, find_citations
+    from lexir.citations.extract import citation_codes, find_citations
 
     if not isinstance(text, str):
         raise ServiceError("text must be a string", field="text")
     if len(text) > state.settings.max_text_chars:
         raise ServiceError(f"text has {len(text)} characters; at most {state.settings.max_text_chars}",
                            field="text")
-    if language not in LANGUAGES:
-        raise ServiceError(f"no citation finder for language {language!r}", valid=LANGUAGES, field="language")
+    valid = citation_codes()
+    if jurisdiction not in valid:
+        raise ServiceError(f"no citation finder for jurisdiction {jurisdiction!r}", valid=valid, field="jurisdiction")
     out = []
-    for c in find_citations(text, language):
+    for c in find_citations(text, jurisdiction):
         item = c.to_json()
         item["act_raw"] = c.act_raw
         item["unit_id"] = c.unit_id
-        item["citation"] = format_citation(c.unit_id, language) if c.unit_id else None
+        item["citation"] = format_citation(c.unit_id, jurisdiction) if c.unit_id else None
         item["unit_ids"] = list(c.unit_ids)
-        item["citations"] = [format_citation(uid, language) for uid in c.unit_ids]
+        item["citations"] = [format_citation(uid, jurisdiction) for uid in c.unit_ids]
         item["corpora"] = [name for name, lc in state.corpora.items() if c.id and c.id in lc.units]
         out.append(item)
-    return {"language": language, "citations": out}
+    return {"jurisdiction": jurisdiction, "language": jurisdiction, "citations": out}
 
 
 def resolve_target(state: ServiceState, id_or_citation: str, corpus: str | None,
                    is_citation: bool | None = None) -> tuple[LoadedCorpus, str]:
     """A served unit from an id (``kc::415``) or a written citation (``art. 415 k.c.``)."""
-    from lexir.citations.extract import LANGUAGES, find_citations
+    from lexir.citations.extract import citation_codes, find_citations
 
     text = id_or_citation.strip()
     if is_citation is None:
@@ -274,10 +275,10 @@ def resolve_target(state: ServiceState, id_or_citation: str, corpus: str | None,
     candidates = [state.get(corpus)] if corpus else list(state.corpora.values())
     tried = []
     for loaded in candidates:
-        lang = loaded.language
-        if lang not in LANGUAGES:
+        order = loaded.jurisdiction  # a citation is read as the law of the corpus it is looked up in
+        if order not in citation_codes():
             continue
-        for c in find_citations(text, lang):
+        for c in find_citations(text, order):
             if c.unit_id is None:
                 continue
             tried.append(c.unit_id)

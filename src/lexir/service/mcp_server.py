@@ -124,11 +124,12 @@ def create_mcp(state: ServiceState) -> MCPServer:
         return found
 
     @server.tool()
-    def resolve_citations(text: str, language: str) -> dict:
-        """The statutory citations written in text (language: de, pl or el), each with its span, the
+    def resolve_citations(text: str, jurisdiction: str) -> dict:
+        """The statutory citations written in text as a legal order writes them (jurisdiction: de, at,
+        fr, pl or el), each with its span, the
         act as written and the canonical id (null when the act or article is unknown); ids and
         citations list every unit one citation names (§ 5 Abs. 1 Satz 1 und 4 SGB V: two)."""
-        found = _call(core.cite, state, text, language)
+        found = _call(core.cite, state, text, jurisdiction)
         return {"citations": [{"text": c["span"]["text"], "start": c["span"]["start"], "end": c["span"]["end"],
                                "act_as_written": c["act_raw"], "id": c["unit_id"], "citation": c["citation"],
                                "ids": c["unit_ids"], "citations": c["citations"],

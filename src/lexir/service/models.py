@@ -69,8 +69,12 @@ class SearchBatch(Body):
 
 
 class CiteRequest(Body):
+    """``jurisdiction``: the legal order whose citations to find (``de``, ``at``, ``fr``, ``pl``,
+    ``el``); ``language`` is its old name, still accepted."""
+
     text: str
-    language: str
+    jurisdiction: str | None = None
+    language: str | None = None
 
 
 class VerifyRequest(Body):
@@ -156,6 +160,7 @@ class Health(Answer):
 class CorpusInfo(Answer):
     name: str
     language: str
+    jurisdiction: str = Field(description="the legal order whose law the corpus holds (its code); empty when none")
     acts: int
     provisions: int
     units: int
@@ -239,7 +244,8 @@ class FoundCitation(Answer):
 
 
 class Citations(Answer):
-    language: str
+    jurisdiction: str
+    language: str  # the same code (its old name)
     citations: list[FoundCitation]
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from lexir.jurisdiction import code_of
 from lexir.retrieval.base import Retriever
 from lexir.service.dated import SizedCache, estimate_bytes
 from lexir.structure.graph import cached_graph
@@ -111,6 +112,11 @@ class LoadedCorpus:
     @property
     def language(self) -> str:
         return self.corpus.language
+
+    @property
+    def jurisdiction(self) -> str:
+        """The code of the corpus's legal order ("" when none claims it)."""
+        return code_of(self.corpus)
 
     def index_units(self) -> None:
         self.units, self.article_order = index_units(self.corpus)
@@ -310,6 +316,7 @@ class ServiceState:
             out.append({
                 "name": loaded.name,
                 "language": corpus.language,
+                "jurisdiction": loaded.jurisdiction,
                 "acts": len(loaded.article_order),
                 "provisions": len(corpus),
                 "units": len(loaded.units),
@@ -364,7 +371,7 @@ def _provenance(spec: str, corpus: Corpus, data_dir: str | None) -> dict[str, An
     info["files"] = [{"path": f.path, "repository": f.repository, "commit": f.commit,
                       "upstream_path": f.upstream_path, "sha256": f.sha256} for f in dataset.all_files()]
     if dataset.name == "demo":
-        info["files"] = [{"path": "lexir/datasets/demo/kk.json", "shipped": True}]
+        info["files"] = [{"path": "lexir/jurisdictions/pl/demo/kk.json", "shipped": True}]
     return info
 
 

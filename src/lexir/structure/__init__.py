@@ -1,6 +1,6 @@
-"""Statute structure: clean extracted text and split articles into their units."""
+"""Statute structure: clean extracted text, the statute graph, chunks, versions through time. The
+parsers of each legal order live in its folder (``lexir.jurisdictions.<code>.statutes``)."""
 
-from lexir.structure.polish import is_repealed, parse_article, parse_code
 from lexir.structure.text import UNIT_START, clean_pdf_text
 
-__all__ = ["UNIT_START", "clean_pdf_text", "is_repealed", "parse_article", "parse_code"]
+__all__ = ["UNIT_START", "clean_pdf_text"]

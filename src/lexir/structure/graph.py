@@ -375,16 +375,23 @@ def _subsequence(wanted: tuple, path: tuple) -> bool:
     return all(step in it for step in wanted)
 
 
-_MAY_CITE = re.compile(r"§|Art|Abs|Satz|Nr|Buchst|Ziff")
+def _jurisdiction_finder(acts: list[Act], jurisdiction: str | None) -> tuple[Finder | None, re.Pattern | None]:
+    """The citation finder of the acts' legal order (``jurisdiction``, else the acts' own, else the
+    order at home in their language) and its quick test of whether a text may cite; (None, None)
+    for an order without a finder."""
+    from lexir.jurisdiction import find_jurisdiction
 
-
-def _default_finder() -> Finder:
-    from lexir.citations.german import find_citations  # the German citation finder (SPEC §7)
+    first = acts[0] if acts else None
+    order = find_jurisdiction(jurisdiction or (first.jurisdiction if first else None) or None,
+                              first.language if first else None)
+    if order is None or order.find_citations is None:
+        return None, None
+    find, default = order.find_citations, order.graph_default_act
 
     def finder(text: str, act: str) -> list:
-        return find_citations(text, default_act=act)
+        return find(text, default_act=act if default else None)
 
-    return finder
+    return finder, order.may_cite
 
 
 def build_graph(
@@ -393,22 +400,28 @@ def build_graph(
     finder: Finder | None = None,
     cites: bool = True,
     workers: int | None = None,
+    jurisdiction: str | None = None,
 ) -> StatuteGraph:
     """The graph of ``acts``; ``progress(1)`` is called after each act.
 
     ``finder(text, default_act)`` returns citations (objects with ``act``, ``article``, ``path``);
-    by default :func:`lexir.citations.german.find_citations`. ``cites=False`` builds the
+    by default the finder of the acts' legal order (``jurisdiction``, else theirs; see
+    :mod:`lexir.jurisdiction`), none for an order without one. ``cites=False`` builds the
     hierarchy only. Citations in large corpora are found in ``workers`` forked processes
     (default: one per available CPU; the same edges as one process finds).
     """
+    acts = list(acts)
+    may_cite = None
+    if cites and finder is None:
+        finder, may_cite = _jurisdiction_finder(acts, jurisdiction)
+        cites = finder is not None
     with gc_paused():  # a million acyclic objects: the cycle collector would only cost time
-        return _build_graph(list(acts), progress, finder, cites, workers)
+        return _build_graph(acts, progress, finder, cites, workers, may_cite)
 
 
 def _build_graph(acts: list[Act], progress: Callable[[int], None] | None, finder: Finder | None, cites: bool,
-                 workers: int | None) -> StatuteGraph:
+                 workers: int | None, may_cite: re.Pattern | None = None) -> StatuteGraph:
     t0 = time.perf_counter()
-    prefilter = finder is None  # the German finder needs a keyword: skip texts without one
     ids: list[str] = []
     level_of: dict[str, int] = {"act": 0}
     levels: list[int] = []
@@ -449,7 +462,7 @@ def _build_graph(acts: list[Act], progress: Callable[[int], None] | None, finder
                 me = add(unit.id, unit.level, up, n)
                 if cites:
                     mine = own_text(unit)
-                    if not prefilter or _MAY_CITE.search(mine):
+                    if may_cite is None or may_cite.search(mine):  # a finder that needs a keyword
                         texts.append((me, mine, act.id, article.id))
                 stack.extend((child, me) for child in reversed(unit.children))
         words[root] = total
@@ -463,7 +476,7 @@ def _build_graph(acts: list[Act], progress: Callable[[int], None] | None, finder
     outcomes: Counter[str] = Counter()
     found = 0
     if cites:
-        job = (texts, _Resolver(index, articles), finder or _default_finder())
+        job = (texts, _Resolver(index, articles), finder)
         for part in _run_parts(job, len(texts), workers):
             src.extend(part[0])
             dst.extend(part[1])
@@ -545,17 +558,8 @@ def _edges_of(job: tuple, lo: int, hi: int) -> tuple[list[int], list[int], int, 
 
 def graph_of(corpus, progress: Callable[[int], None] | None = None) -> StatuteGraph:
     """The graph of a corpus's acts, its ``cites`` edges found by the citation finder of the
-    corpus language (German: the default finder; a language without a finder: no cites)."""
-    from lexir.citations.extract import LANGUAGES, find_citations
-
-    lang = corpus.language
-    finder = None
-    if lang != "de" and lang in LANGUAGES:
-        def finder(text: str, act: str) -> list:
-            # Polish bare references stay unresolved, as they always have here: resolving them to the
-            # code being read would add every one (628 in the Kodeks karny) as a cites edge
-            return find_citations(text, lang, default_act=None if lang == "pl" else act)
-    return build_graph(corpus.acts.values(), progress, finder=finder, cites=lang in LANGUAGES)
+    corpus's legal order (none for an order without a finder)."""
+    return build_graph(corpus.acts.values(), progress, jurisdiction=corpus.jurisdiction or None)
 
 
 def graph_folder(corpus) -> Path:
@@ -579,7 +583,8 @@ def graph_code_digest() -> str:
     from lexir.io.paths import code_digest
 
     package = Path(__file__).resolve().parents[1]
-    return code_digest(package / "citations", package / "structure", salt=f"graph-format:{FORMAT_VERSION}")
+    return code_digest(package / "citations", package / "structure", package / "jurisdictions",
+                       salt=f"graph-format:{FORMAT_VERSION}")
 
 
 def cached_graph(corpus, progress: Callable[[int], None] | None = None,

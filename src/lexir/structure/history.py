@@ -27,7 +27,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date as Date
 
-from lexir.structure.packed import gc_paused  # also imported from here by lexir.datasets.history
+from lexir.structure.packed import (
+    gc_paused,  # also imported from here by lexir.jurisdictions.de.history_dataset
+)
 from lexir.types import Act, Corpus, Document, Provision, act_of, article_of
 
 VERSION_SEP = "@"
@@ -144,6 +146,7 @@ class StatuteHistory:
                  trees: dict[str, Provision]) -> None:
         self.name = name
         self.language = language
+        self.jurisdiction = ""
         self._laws = laws
         self._versions = versions
         self._trees = trees  # "<id>@<valid_from>" of an article version -> its tree (repealed units pruned)
@@ -158,10 +161,14 @@ class StatuteHistory:
     # -- building ---------------------------------------------------------------------------
 
     @classmethod
-    def build(cls, name: str, language: str, law_versions: Iterable[LawVersion]) -> StatuteHistory:
-        """Versions of every provision from law versions (any order; one day's last one counts)."""
+    def build(cls, name: str, language: str, law_versions: Iterable[LawVersion],
+              jurisdiction: str = "") -> StatuteHistory:
+        """Versions of every provision from law versions (any order; one day's last one counts);
+        ``jurisdiction``: the legal order of the laws (their corpora carry it)."""
         with gc_paused():
-            return cls._build(name, language, law_versions)
+            history = cls._build(name, language, law_versions)
+        history.jurisdiction = jurisdiction
+        return history
 
     @classmethod
     def _build(cls, name: str, language: str, law_versions: Iterable[LawVersion]) -> StatuteHistory:
@@ -363,7 +370,8 @@ class StatuteHistory:
                 articles.append(tree)
                 docs.append(Document(pid, version.text, version.title))
             acts.append(Act(law.id, law.titles[i], self.language, articles))
-        corpus = Corpus(f"{self.name}@{day}", docs, language=self.language, acts=acts)
+        corpus = Corpus(f"{self.name}@{day}", docs, language=self.language, acts=acts,
+                        jurisdiction=getattr(self, "jurisdiction", ""))
         if len(self._as_of) >= 8:
             self._as_of.pop(next(iter(self._as_of)))
         self._as_of[day] = corpus

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from lexir.citations.format import breadcrumb_trail, format_citation
+from lexir.jurisdiction import code_of
 from lexir.types import Act, Corpus, Provision, act_of
 
 MAX_KEPT = 8192  # documents whose query-independent hit fields are kept, per corpus (a few MiB)
@@ -59,7 +60,7 @@ def index_units(corpus: Corpus) -> tuple[dict[str, Unit], dict[str, list[str]]]:
     if not corpus.acts:
         for doc in corpus.documents:
             act_id = act_of(doc.id)
-            act = Act(act_id, "", corpus.language)
+            act = Act(act_id, "", corpus.language, jurisdiction=corpus.jurisdiction)
             units[doc.id] = Unit(Provision(doc.id, "article", doc.id.split("::", 1)[-1], doc.text, doc.title),
                                  act, None)
             order.setdefault(act_id, []).append(doc.id)
@@ -75,6 +76,9 @@ class Units(Protocol):
 
     @property
     def language(self) -> str: ...
+
+    @property
+    def jurisdiction(self) -> str: ...
 
 
 @dataclass
@@ -94,6 +98,10 @@ class UnitIndex:
     def language(self) -> str:
         return self.corpus.language
 
+    @property
+    def jurisdiction(self) -> str:
+        return code_of(self.corpus)
+
 
 def ancestors(units: Mapping[str, Unit], unit_id: str) -> list[str]:
     """Ids from the article down to the parent of ``unit_id``."""
@@ -111,7 +119,7 @@ def citation(view: Units, unit_id: str) -> str:
     if unit is not None:
         article = view.units.get(unit_id.split("/", 1)[0])
         level = article.provision.level if article else unit.provision.level
-    return format_citation(unit_id, view.language, level)
+    return format_citation(unit_id, view.jurisdiction, level)
 
 
 def breadcrumbs(view: Units, unit_id: str) -> list[dict[str, str]]:
@@ -120,7 +128,7 @@ def breadcrumbs(view: Units, unit_id: str) -> list[dict[str, str]]:
     if unit is None:
         return []
     chain = [view.units[uid].provision for uid in [*ancestors(view.units, unit_id), unit_id]]
-    return breadcrumb_trail(unit.act, unit_id, chain, view.language)
+    return breadcrumb_trail(unit.act, unit_id, chain, view.jurisdiction)
 
 
 def _fields(view: Units, doc_id: str) -> dict[str, Any]:

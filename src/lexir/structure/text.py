@@ -4,7 +4,7 @@ The output keeps one newline before every line that *looks like* the start of a 
 (``§ 2.``, ``(1)``, ``1)``, ``a)``, ``1.``, a leading dash) and joins every other line
 to the one before it with a space. "Looks like" is deliberately generous and blind to
 language: a parser for one kind of act decides which of those lines really start a unit
-and joins the rest back (see ``lexir.structure.polish``). Pass ``breaks=None`` for a
+and joins the rest back (see ``lexir.jurisdictions.pl.statutes``). Pass ``breaks=None`` for a
 single line of running text.
 """
 

@@ -22,12 +22,13 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from lexir.citations.polish import gold_from_orycore, parse_legal_basis
 from lexir.datasets.registry import Dataset, register
+from lexir.datasets.statutes import corpus_of
 from lexir.io.errors import FormatError
 from lexir.io.jsonl import field, read_json, read_jsonl
-from lexir.structure.polish import parse_code
-from lexir.types import Act, Benchmark, Corpus, Document, Query, QuerySet
+from lexir.jurisdictions.pl.citations import gold_from_orycore, parse_legal_basis
+from lexir.jurisdictions.pl.statutes import parse_code
+from lexir.types import Act, Benchmark, Corpus, Query, QuerySet
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ QUERY_FIELDS = ("question", "question+options")
 @lru_cache(maxsize=1)
 def code_table() -> tuple[tuple[str, str, str], ...]:
     """(source id, file under the data dir, title) for each Polish code lexir knows."""
-    text = (resources.files("lexir.datasets") / "data" / "pl_codes.tsv").read_text(encoding="utf-8")
+    text = (resources.files(__package__) / "data" / "codes.tsv").read_text(encoding="utf-8")
     return tuple(tuple(line.split("\t")) for line in text.splitlines() if line and not line.startswith("#"))
 
 
@@ -100,9 +101,7 @@ def missing_articles(labels: Iterable[str]) -> list[str]:
 
 
 def corpus_from_acts(name: str, acts: Iterable[Act], language: str) -> Corpus:
-    acts = list(acts)
-    docs = [Document(a.id, a.text, a.title) for act in acts for a in act.articles]
-    return Corpus(name, docs, language=language, acts=acts)
+    return corpus_of(name, list(acts), language, jurisdiction="pl")
 
 
 def load_codes(files: Mapping[str, str | Path], titles: Mapping[str, str] | None = None, name: str = "pl-codes") -> Corpus:
@@ -244,7 +243,7 @@ def _load_orycore_sample(data_dir: Path) -> Benchmark:
 
 
 def _load_demo(_data_dir: Path) -> Benchmark:
-    root = resources.files("lexir.datasets") / "demo"
+    root = resources.files(__package__) / "demo"
     with resources.as_file(root) as folder:
         corpus = load_codes({"kk": folder / "kk.json"}, {"kk": "Kodeks karny"}, name="demo")
         return Benchmark(corpus, load_polishlawllm_exams(folder / "kk_exams.jsonl", corpus, name="demo"))

@@ -1,7 +1,7 @@
 """Past versions of German federal laws (bundestag/gesetze's git history) as law versions.
 
 Input: ``gesetze_history.tar.xz`` with members ``<slug>/<date>_<commit8>.md`` (the Markdown of
-:mod:`lexir.structure.german`) and ``versions.tsv`` (slug, jurabk, date, commit, blob, chars,
+:mod:`lexir.jurisdictions.de.statutes`) and ``versions.tsv`` (slug, jurabk, date, commit, blob, chars,
 message; one row per member, in commit order).
 
 Two things differ from parsing today's corpus:
@@ -38,7 +38,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from lexir.structure.german import LawSyntaxError, ParseError, _heading_unit, parse_law, safe_act_id
+from lexir.jurisdictions.de.statutes import LawSyntaxError, ParseError, _heading_unit, parse_law, safe_act_id
 from lexir.structure.history import LawVersion, is_repealed
 from lexir.types import Act, Provision
 

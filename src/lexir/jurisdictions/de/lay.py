@@ -62,9 +62,9 @@ def _load(data_dir: Path, whole: bool) -> Benchmark:
     laws = open_data("de-gesetze", data_dir=data_dir)
     if whole:
         docs = [replace(d, id=safe_id(d.id)) if " " in d.id or "\t" in d.id else d for d in laws]
-        corpus = Corpus("de-gesetze", docs, language="de")  # acts keyed by the original ids: left out
+        corpus = Corpus("de-gesetze", docs, language="de", jurisdiction="de")  # acts keyed by the original ids: left out
         return lay_questions(data_dir / FOLDER, corpus, "gerlayqa-dev-all")
-    bgb = Corpus("bgb", [d for d in laws if d.act == "BGB"], language="de", acts=[laws.acts["BGB"]])
+    bgb = Corpus("bgb", [d for d in laws if d.act == "BGB"], language="de", acts=[laws.acts["BGB"]], jurisdiction="de")
     return lay_questions(data_dir / FOLDER, bgb, "gerlayqa-dev")
 
 

@@ -6,7 +6,7 @@ content}]}``, one file per law, text extracted from the gazette PDFs (pdftotext 
 Design decisions:
 
 Act ids
-    From ``data/el_acts.tsv`` (source id, file ids, Greek abbreviations, title): the Penal Code is
+    From ``data/statute_acts.tsv`` (source id, file ids, Greek abbreviations, title): the Penal Code is
     ``PK`` (ΠΚ), laws ``N<number>_<year>`` (ν. 4624/2019 -> ``N4624_2019``), presidential decrees
     ``PD<number>_<year>``. A file missing from the table gets an id built the same way from its
     ``short_name``. Two files of one source id (law-4577-2018-cii and -nis are the same law) are
@@ -51,7 +51,7 @@ DATA = Path(__file__).parent / "data"
 
 @dataclass(frozen=True)
 class GreekActInfo:
-    """A row of ``el_acts.tsv``."""
+    """A row of ``statute_acts.tsv``."""
 
     source_id: str
     file_ids: tuple[str, ...]
@@ -64,7 +64,7 @@ class GreekActInfo:
 def greek_acts() -> dict[str, GreekActInfo]:
     """The table of Greek acts, by file id (``law-4624-2019``)."""
     out: dict[str, GreekActInfo] = {}
-    with (DATA / "el_acts.tsv").open(encoding="utf-8") as f:
+    with (DATA / "statute_acts.tsv").open(encoding="utf-8") as f:
         for row in csv.DictReader(f, delimiter="\t"):
             info = GreekActInfo(
                 row["source_id"],
@@ -220,7 +220,7 @@ def is_range_stub(article: Provision) -> bool:
 
 @lru_cache(maxsize=1)
 def _sentence_openers() -> frozenset[str]:
-    lines = (DATA / "el_sentence_openers.txt").read_text(encoding="utf-8").splitlines()
+    lines = (DATA / "sentence_openers.txt").read_text(encoding="utf-8").splitlines()
     return frozenset(s.strip() for s in lines if s.strip() and not s.startswith("#"))
 
 

@@ -49,7 +49,7 @@ def what_to_download(folder: Path) -> str:
             f"--local-dir {folder}`, so that {folder} holds the subsets {', '.join(s + '/' for s in SUBSETS)} "
             "each with its test split (the hub's parquet files, or JSON / JSONL records); or point "
             "--data-dir / LEXIR_DATA at a folder that has el/greekbar, or load another folder with "
-            "lexir.datasets.greekbar.load_greekbar(PATH).")
+            "lexir.jurisdictions.el.greekbar.load_greekbar(PATH).")
 
 
 def find_split(folder: Path, subset: str, split: str = "test") -> list[Path]:
@@ -143,7 +143,7 @@ def load_greekbar(folder: str | Path, split: str = "test", name: str = NAME) -> 
     if not folder.is_dir():
         raise DatasetError(f"dataset {NAME!r}: {what_to_download(folder)}")
     docs, acts = _corpus(folder, split)
-    corpus = Corpus(name, docs, language="el", acts=acts)
+    corpus = Corpus(name, docs, language="el", acts=acts, jurisdiction="el")
     records = {str(r["id"]): r for r in _subset(folder, "greekbarbench", split, required=False)}
     qrels_rows = _subset(folder, "qrels", split)
     gold: dict[str, dict[str, int]] = {}

@@ -18,13 +18,13 @@ from pathlib import Path
 
 from lexir.datasets.registry import Dataset, register
 from lexir.io.paths import cache_dir, file_sha256
-from lexir.structure.german import ParseError
-from lexir.structure.german_history import iter_law_versions
+from lexir.jurisdictions.de.history import iter_law_versions
+from lexir.jurisdictions.de.statutes import ParseError
 from lexir.structure.history import StatuteHistory, gc_paused
 
 NAME = "de-gesetze-history"
 # Bump when parsing or version building changes what a history holds.
-HISTORY_FORMAT = 1
+HISTORY_FORMAT = 2  # 2: the history carries its jurisdiction
 
 
 def load_german_history(tar_path: str | Path, versions_tsv: str | Path, name: str = NAME,
@@ -47,7 +47,7 @@ def load_german_history(tar_path: str | Path, versions_tsv: str | Path, name: st
     with gc_paused():
         for result in iter_law_versions(tar_path, versions_tsv, slugs):
             (errors if isinstance(result, ParseError) else laws).append(result)
-    history = StatuteHistory.build(name, "de", laws)
+    history = StatuteHistory.build(name, "de", laws, jurisdiction="de")
     history.parse_errors = tuple(errors)
     if cache:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -118,7 +118,7 @@ def _name_pattern(name: str) -> str:
 
 @functools.cache
 def _acts() -> _Acts:
-    table = read_act_table(resources.files("lexir.citations") / "data" / "pl_acts.tsv")
+    table = read_act_table(resources.files(__package__) / "data" / "acts.tsv")
     by_abbrev: dict[str, str] = {}
     by_name: dict[str, str] = {}
     dates: dict[str, dict[str, str]] = {}
@@ -148,7 +148,7 @@ def _acts() -> _Acts:
 
 @functools.cache
 def _ordinals() -> dict[str, str]:
-    path = resources.files("lexir.citations") / "data" / "pl_ordinals.tsv"
+    path = resources.files(__package__) / "data" / "ordinals.tsv"
     out = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith("#") or line.startswith("number"):

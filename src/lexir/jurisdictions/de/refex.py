@@ -246,7 +246,7 @@ _GLUE = re.compile(r"^[\s,;]*(?:(?:und|oder|sowie|bis|u\.|bzw\.)\s*)?[\s,;\-–]
 def _book(designation: str | None) -> str | None:
     if not designation:
         return None
-    from lexir.citations.german import act_source
+    from lexir.jurisdictions.de.citations import act_source
 
     source = act_source(designation)
     if source:
@@ -403,7 +403,7 @@ def refex_queries(documents: Sequence[RefexDocument], corpus) -> QuerySet:
     corpus lacks are counted in ``dropped`` (per citation); a decision left with no gold is
     dropped as a query.
     """
-    from lexir.citations.german import act_source
+    from lexir.jurisdictions.de.citations import act_source
 
     queries, qrels, dropped = [], {}, []
     for doc in documents:

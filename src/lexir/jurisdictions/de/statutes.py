@@ -59,7 +59,7 @@ Tree below an article
     split. Text of a unit is as printed (markers ``(1)``, ``1.``, ``a)`` kept, hard line breaks
     joined, footnote marks and Markdown escapes removed), blocks separated by newlines; a Satz's
     text excludes the Absatz marker. Sentence ends: ``.!?`` before a capital or ``§``, except
-    after the abbreviations in ``data/de_abbreviations.txt``, single letters (``z. B.``), and
+    after the abbreviations in ``data/abbreviations.txt``, single letters (``z. B.``), and
     ordinals (``18. Lebensjahr``, ``1. Januar``); a number ends a sentence after a citation word
     (``Abs. 1. Die``) or when it is a year.
 
@@ -95,26 +95,11 @@ from lexir.io.markers import read_marker, write_marker
 from lexir.io.paths import cache_dir, file_sha256
 from lexir.structure.packed import FORMAT_VERSION as PACK_FORMAT
 from lexir.structure.packed import Packed, available_cpus, gc_paused, pack_act, unpack_act
+from lexir.structure.parsing import LawSyntaxError, ParseError
+from lexir.structure.parsing import unique_labels as _unique
 from lexir.types import ID_SEP, PATH_SEP, Act, Division, Provision, path_id
 
 DATA = Path(__file__).parent / "data"
-
-
-@dataclass
-class ParseError:
-    """A law that could not be parsed; reported by :func:`iter_laws` instead of an Act."""
-
-    path: str
-    line: int  # 1-based; 0 when unknown
-    message: str
-
-
-class LawSyntaxError(ValueError):
-    """Raised by :func:`parse_law`; carries the :class:`ParseError` to report."""
-
-    def __init__(self, error: ParseError) -> None:
-        super().__init__(f"{error.path}:{error.line}: {error.message}")
-        self.error = error
 
 
 # ---------------------------------------------------------------------------
@@ -667,12 +652,12 @@ _LETTER_CITES = {"Buchstabe", "Buchst.", "Doppelbuchstabe", "lit.", "Buchstaben"
 
 @lru_cache(maxsize=1)
 def _abbreviations() -> frozenset[str]:
-    return _word_list("de_abbreviations.txt")
+    return _word_list("abbreviations.txt")
 
 
 @lru_cache(maxsize=1)
 def _months() -> frozenset[str]:
-    return _word_list("de_months.txt")
+    return _word_list("months.txt")
 
 
 def _word_list(name: str) -> frozenset[str]:
@@ -820,28 +805,6 @@ def _build_item(item: _Node, base: str) -> Provision:
     return Provision(pid, item.level, item.label, "\n".join(item.texts), "", kids)
 
 
-def _unique(children: list[Provision], base: str) -> list[Provision]:
-    """Sibling labels made unique (``1``, ``1~2``); ids are rewritten to match."""
-    if len(children) < 2 or len({c.id for c in children}) == len(children):
-        return children
-    seen: Counter[str] = Counter()
-    for child in children:
-        key = f"{child.level}:{child.label}"
-        seen[key] += 1
-        if seen[key] > 1:
-            _relabel(child, base, f"{child.label}~{seen[key]}")
-    return children
-
-
-def _relabel(node: Provision, base: str, label: str) -> None:
-    old = node.id
-    node.label = label
-    node.id = f"{base}/{node.level}:{label}"
-    for unit in node.walk():
-        if unit is not node:
-            unit.id = node.id + unit.id[len(old) :]
-
-
 # ---------------------------------------------------------------------------
 # a law
 
@@ -987,7 +950,9 @@ def _rename(act: Act, new_id: str) -> None:
 # the whole corpus: parallel, cached
 
 CACHE_FORMAT = 2  # 2: acts carry their divisions (Buch, Abschnitt, ...)
-_PARSER_FILES = ("german.py", "packed.py", "data/de_abbreviations.txt", "data/de_months.txt")
+_PARSER_FILES = (Path(__file__), Path(__file__).parents[2] / "structure" / "packed.py",
+                 Path(__file__).parents[2] / "structure" / "parsing.py",
+                 Path(__file__).parent / "data" / "abbreviations.txt", Path(__file__).parent / "data" / "months.txt")
 _BATCH_BYTES = 1 << 20  # laws are sent to the workers in batches of about this much Markdown
 
 # One law as it travels and is cached: its path and its packed act (or why it failed).
@@ -1080,9 +1045,8 @@ def _cache_folder(tar_path: Path) -> Path:
 def _parser_digest() -> str:
     """A digest of the parser's source and word lists: a changed parser never reads an old cache."""
     digest = hashlib.sha256(f"{CACHE_FORMAT}:{PACK_FORMAT}".encode())
-    here = Path(__file__).parent
-    for name in _PARSER_FILES:
-        digest.update((here / name).read_bytes())
+    for path in _PARSER_FILES:
+        digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
@@ -1092,7 +1056,7 @@ def _read_cache(folder: Path) -> list[_PackedLaw] | None:
         read_marker(folder / "meta.json", "parsed-law cache", CACHE_FORMAT)
         with (folder / "laws.pickle").open("rb") as f, gc_paused():
             return pickle.load(f)
-    except (OSError, ValueError, EOFError, pickle.UnpicklingError):
+    except (OSError, ValueError, EOFError, pickle.UnpicklingError, ImportError, AttributeError):
         return None
 
 

@@ -4,7 +4,7 @@
 
 Matching ignores accents and case (``άρθρο`` = ``ΑΡΘΡΟ`` = ``αρθρο``): the text is folded
 character by character, so offsets stay those of the original text. Keywords live in
-``data/el_keywords.tsv``, acts in ``data/el_acts.tsv``.
+``data/keywords.tsv``, acts in ``data/citation_acts.tsv``.
 
 Path keys: ``par`` (παράγραφος), ``item`` (περίπτωση, label a Greek letter without its numeral
 sign: ``περ. α΄`` -> ``α``, or a number), ``subitem`` (υποπερίπτωση), ``sent`` (εδάφιο).
@@ -52,7 +52,7 @@ def _fold_key(text: str) -> str:
 
 
 def _data(name: str):
-    return resources.files("lexir.citations") / "data" / name
+    return resources.files(__package__) / "data" / name
 
 
 def _alt(variants: Collection[str]) -> str:
@@ -81,7 +81,7 @@ _NUM = r"\d+(?:[Α-ΩA-Z](?![\w])|\s[Α-ΩA-Z](?![\w.]))?(?![\d/.,]\d)"
 @functools.cache
 def _syntax() -> _Syntax:
     kinds: dict[str, list[str]] = {}
-    for line in _data("el_keywords.tsv").read_text(encoding="utf-8").splitlines():
+    for line in _data("keywords.tsv").read_text(encoding="utf-8").splitlines():
         if line.startswith("#") or line.startswith("kind\t") or not line.strip():
             continue
         kind, variants = line.split("\t")
@@ -100,7 +100,7 @@ def _syntax() -> _Syntax:
     by_number: dict[str, str] = {}
     surface: set[str] = set()
     number_re = re.compile(r"(?P<kind>ν\.|π\.δ\.)\s*(?P<no>\d+/\d{4})")
-    for entry in read_act_table(_data("el_acts.tsv")):
+    for entry in read_act_table(_data("citation_acts.tsv")):
         for form in (*entry.abbreviations, *entry.names):
             m = number_re.fullmatch(fold(form))
             if m:
@@ -134,7 +134,7 @@ def _syntax() -> _Syntax:
 
 @functools.cache
 def _pd_forms() -> frozenset[str]:
-    for line in _data("el_keywords.tsv").read_text(encoding="utf-8").splitlines():
+    for line in _data("keywords.tsv").read_text(encoding="utf-8").splitlines():
         if line.startswith("pd\t"):
             return frozenset(fold(v) for v in line.split("\t")[1].split("|"))
     return frozenset()

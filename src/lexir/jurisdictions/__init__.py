@@ -12,3 +12,4 @@ from lexir.jurisdiction import add_jurisdiction_modules
 add_jurisdiction_modules("lexir.jurisdictions.pl")
 add_jurisdiction_modules("lexir.jurisdictions.de")
 add_jurisdiction_modules("lexir.jurisdictions.el")
+add_jurisdiction_modules("lexir.jurisdictions.fr")

@@ -1,0 +1,46 @@
+"""Austria: 44 federal laws (RIS) and Austrian citations (``§ 1295 Abs 1 ABGB``, ``§ 2 Z 3 MRG``,
+``lit a``, ``§§ 1 ff KSchG``).
+
+Austrian law is written in German, so its text is analysed as German (the German analyzer, the
+same stopwords and stems), but it is not German law: ``§ 127 StGB`` is theft here and something
+else in Germany. Its act ids therefore carry the prefix ``AT-`` (``AT-StGB::127``), so that a
+service can hold ``de-gesetze`` and ``at-laws`` side by side, and a German-language corpus is read
+as Austrian law only when it says so (``jurisdiction="at"``).
+"""
+
+from importlib import resources
+
+from lexir.jurisdiction import Jurisdiction, register_jurisdiction
+
+
+def _find_citations(text: str, **kw) -> list:
+    from lexir.jurisdictions.at.citations import find_citations
+
+    return find_citations(text, **kw)
+
+
+def article_head(label: str, level: str) -> str:
+    """``§ 1295``; ``Art 7`` for a law numbered by Artikel (``Art2`` when an Artikel shares its
+    number with a §); ``Art 3 § 2`` for a § inside an Artikel (stored ``3§2``); an annex by its name."""
+    if "§" in label:
+        return "Art {} § {}".format(*label.split("§", 1))
+    if level == "art":
+        return f"Art {label.removeprefix('Art').split('~', 1)[0]}"
+    if level == "anlage" or not label[:1].isdigit():
+        return label
+    return f"§ {label}"
+
+
+AUSTRIA = register_jurisdiction(Jurisdiction(
+    code="at", name="Austria", language="de",
+    article="§ {}",
+    levels={"abs": "Abs {}", "z": "Z {}", "lit": "lit {}", "sublit": "lit {}"},
+    level_names={"article": "Paragraph", "abs": "Absatz", "z": "Ziffer", "lit": "litera"},
+    acts=resources.files(__name__) / "data" / "acts.tsv",
+    find_citations=_find_citations,
+    article_head=article_head,
+    home_of_language=False,  # German text is German law unless a corpus says it is Austrian
+    id_prefix="AT-",
+    datasets=("lexir.jurisdictions.at.datasets",),
+    description="Austrian federal laws (RIS via LawAT), 17.07.2025",
+))

@@ -1,0 +1,153 @@
+"""Legal orders as one folder each: the registry, how each order writes its units, which order a
+corpus is read as, and a German and an Austrian corpus served side by side (real data)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import lexir
+from lexir.citations.format import format_citation, unit_heading
+from lexir.jurisdiction import (
+    Jurisdiction,
+    code_of,
+    find_jurisdiction,
+    get_jurisdiction,
+    jurisdiction_for_act,
+    jurisdictions,
+    register_jurisdiction,
+)
+from lexir.types import Corpus, Document
+
+from conftest import REPO  # noqa: E402
+
+DATA = REPO.parent / "shared" / "data"
+
+
+def test_the_catalogue_registers_every_folder():
+    from pathlib import Path
+
+    folders = sorted(p.parent.name for p in (Path(lexir.__file__).parent / "jurisdictions").glob("*/__init__.py"))
+    assert sorted(j.code for j in jurisdictions()) == folders
+    for order in jurisdictions():
+        assert order.find_citations is not None and order.acts is not None and order.acts.is_file(), order.code
+    with pytest.raises(ValueError, match="unknown jurisdiction 'xx'; valid: pl, de"):
+        get_jurisdiction("xx")
+    with pytest.raises(ValueError, match="registered twice"):
+        register_jurisdiction(Jurisdiction(code="de", name="Germany again", language="de"))
+
+
+def test_language_is_not_jurisdiction():
+    """German text is German law unless the corpus says it is Austrian; a language no order
+    claims has no order (ids written as they are, no citations)."""
+    assert find_jurisdiction(language="de").code == "de"
+    assert find_jurisdiction("at", "de").code == "at"
+    assert find_jurisdiction(language="fr").code == "fr"
+    assert find_jurisdiction(language="it") is None
+    plain = Corpus("folder", [Document("ABGB::1", "x")], language="de")
+    assert code_of(plain) == "de"
+    assert code_of(Corpus("folder", [Document("AT-ABGB::1", "x")], language="de", jurisdiction="at")) == "at"
+    assert code_of(Corpus("folder", [Document("x::1", "x")], language="it")) == ""
+    assert jurisdiction_for_act("AT-StGB").code == "at" and jurisdiction_for_act("StGB") is None
+    assert format_citation("x::5/co:2", "") == "5 co 2 x"
+
+
+@pytest.mark.parametrize("order, unit_id, level, written", [
+    ("pl", "kk::4^1/par:2/pkt:3", "article", "art. 4¹ § 2 pkt 3 k.k."),
+    ("de", "BGB::823/abs:1/satz:2", "para", "§ 823 Abs. 1 S. 2 BGB"),
+    ("de", "GG::1/abs:1", "art", "Art. 1 Abs. 1 GG"),
+    ("de", "EGBGB::232§10", "art", "Art. 232 § 10 EGBGB"),
+    ("el", "PK::299/par:1", "article", "άρθρο 299 παρ. 1 ΠΚ"),
+    ("fr", "Cciv::1240/al:2", "article", "art. 1240 al. 2 C. civ."),
+    ("fr", "Ctrav::L1232-1/item:1/lit:a", "article", "art. L. 1232-1 1° a) C. trav."),
+    ("at", "AT-ABGB::1295/abs:1", "para", "§ 1295 Abs 1 ABGB"),
+    ("at", "AT-MRG::2/abs:1/z:3/lit:a", "para", "§ 2 Abs 1 Z 3 lit a MRG"),
+])
+def test_each_order_writes_its_units(order, unit_id, level, written):
+    assert format_citation(unit_id, order, level) == written
+
+
+def test_breadcrumb_headings_follow_the_order():
+    assert unit_heading("abs", "1", "de") == "Abs. 1"
+    assert unit_heading("abs", "1", "at") == "Abs 1"
+    assert unit_heading("al", "2", "fr") == "al. 2"
+    assert unit_heading("para", "1295", "at", "Schadenersatz") == "§ 1295 Schadenersatz"
+
+
+def test_the_same_citation_in_two_orders():
+    """``§ 127 StGB`` is Austrian theft in an Austrian text and another § in a German one."""
+    (austrian,) = lexir.find_citations("Diebstahl nach § 127 StGB", "at")
+    (german,) = lexir.find_citations("Diebstahl nach § 127 StGB", "de")
+    assert (austrian.id, german.id) == ("AT-StGB::127", "StGB::127")
+
+
+@pytest.fixture(scope="module")
+def at_laws():
+    if not (DATA / "at" / "laws.tar.xz").is_file():
+        pytest.skip("no ../shared/data/at")
+    return lexir.load("at-laws")
+
+
+def test_at_laws_is_an_austrian_corpus(at_laws):
+    assert at_laws.jurisdiction == "at" and at_laws.language == "de" and not at_laws.parse_errors
+    assert len(at_laws.acts) == 44 and all(a.startswith("AT-") for a in at_laws.acts)
+    assert all(act.jurisdiction == "at" for act in at_laws.acts.values())
+    assert "Diebstahl" in at_laws["AT-StGB::127"].title
+    # the German analyzer reads it (Austrian law is written in German)
+    hits = lexir.build(at_laws, "bm25").search("Wer eine fremde bewegliche Sache wegnimmt", k=5)
+    assert "AT-StGB::127" in [doc for doc, _ in hits]
+
+
+def test_cli_cite_and_show_austrian(at_laws, tmp_path):
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+
+    runner = CliRunner()
+    out = runner.invoke(app, ["cite", "--jurisdiction", "at"], input="gemäß § 2 Abs 1 Z 3 MRG und §§ 1 ff KSchG\n")
+    rows = [json.loads(line) for line in out.output.splitlines()]
+    assert out.exit_code == 0 and [r["id"] for r in rows] == ["AT-MRG::2", "AT-KSchG::1"]
+    assert rows[0]["path"] == {"abs": "1", "z": "3"}
+    shown = runner.invoke(app, ["show", "at-laws", "AT-ABGB::1295"])
+    assert shown.exit_code == 0, shown.output
+    assert "§ 1295 ABGB" in shown.output and "Schaden" in shown.output
+
+
+@pytest.mark.slow
+def test_a_german_and_an_austrian_corpus_in_one_service(at_laws, tmp_path_factory):
+    """de-gesetze-history (the German StGB, ZPO, BGB ...) and at-laws side by side: ids never
+    collide, each hit is written as its own order writes it, and a citation resolves in the order
+    of the corpus it is looked up in."""
+    httpx = pytest.importorskip("httpx")
+    pytest.importorskip("fastapi")
+    from test_service import Server
+
+    srv = Server(["de-gesetze-history", "at-laws", "--system", "bm25"], tmp_path_factory.mktemp("serve-de-at"))
+    try:
+        with httpx.Client(base_url=srv.url, timeout=240) as c:
+            served = {d["name"]: d for d in c.get("/v1/corpora").json()["corpora"]}
+            assert served["at-laws"]["jurisdiction"] == "at" and served["de-gesetze-history"]["jurisdiction"] == "de"
+            at = c.get("/v1/at-laws/provisions/AT-StGB::127").json()
+            de = c.get("/v1/de-gesetze-history/provisions/StGB::242").json()
+            assert at["citation"] == "§ 127 StGB" and "fremde bewegliche Sache" in at["text"]
+            assert de["citation"] == "§ 242 StGB" and "fremde bewegliche Sache" in de["text"]
+            hits = c.get("/v1/at-laws/search", params={"q": "Diebstahl einer fremden beweglichen Sache",
+                                                       "k": 10}).json()["hits"]
+            assert all(h["id"].startswith("AT-") for h in hits)
+            assert any(h["id"] == "AT-StGB::127" for h in hits)
+            crumbs = [b["label"] for b in c.get("/v1/at-laws/provisions/AT-MRG::2/abs:1").json()["path"]]
+            assert crumbs[-2].startswith("§ 2") and crumbs[-1] == "Abs 1", crumbs
+            cited = c.post("/v1/cite", json={"text": "nach § 127 StGB", "jurisdiction": "at"}).json()["citations"]
+            assert cited[0]["unit_id"] == "AT-StGB::127" and cited[0]["corpora"] == ["at-laws"]
+            cited = c.post("/v1/cite", json={"text": "nach § 242 StGB", "jurisdiction": "de"}).json()["citations"]
+            assert cited[0]["corpora"] == ["de-gesetze-history"]
+            # a written citation is looked up in the order of the corpus it names
+            v = c.post("/v1/verify", json={"quote": "eine fremde bewegliche Sache", "citation": "§ 127 StGB",
+                                           "corpus": "at-laws"}).json()
+            assert v["id"] == "AT-StGB::127" and v["verified"]
+            v = c.post("/v1/verify", json={"quote": "eine fremde bewegliche Sache", "citation": "§ 242 StGB",
+                                           "corpus": "de-gesetze-history"}).json()
+            assert v["id"] == "StGB::242" and v["verified"]
+    finally:
+        srv.stop()

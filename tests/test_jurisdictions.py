@@ -53,21 +53,6 @@ def test_language_is_not_jurisdiction():
     assert format_citation("x::5/co:2", "") == "5 co 2 x"
 
 
-@pytest.mark.parametrize("order, unit_id, level, written", [
-    ("pl", "kk::4^1/par:2/pkt:3", "article", "art. 4¹ § 2 pkt 3 k.k."),
-    ("de", "BGB::823/abs:1/satz:2", "para", "§ 823 Abs. 1 S. 2 BGB"),
-    ("de", "GG::1/abs:1", "art", "Art. 1 Abs. 1 GG"),
-    ("de", "EGBGB::232§10", "art", "Art. 232 § 10 EGBGB"),
-    ("el", "PK::299/par:1", "article", "άρθρο 299 παρ. 1 ΠΚ"),
-    ("fr", "Cciv::1240/al:2", "article", "art. 1240 al. 2 C. civ."),
-    ("fr", "Ctrav::L1232-1/item:1/lit:a", "article", "art. L. 1232-1 1° a) C. trav."),
-    ("at", "AT-ABGB::1295/abs:1", "para", "§ 1295 Abs 1 ABGB"),
-    ("at", "AT-MRG::2/abs:1/z:3/lit:a", "para", "§ 2 Abs 1 Z 3 lit a MRG"),
-])
-def test_each_order_writes_its_units(order, unit_id, level, written):
-    assert format_citation(unit_id, order, level) == written
-
-
 def test_breadcrumb_headings_follow_the_order():
     assert unit_heading("abs", "1", "de") == "Abs. 1"
     assert unit_heading("abs", "1", "at") == "Abs 1"

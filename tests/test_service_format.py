@@ -10,7 +10,7 @@ from lexir.service.hits import verify_quote
 from lexir.structure.hits import snippet
 
 
-@pytest.mark.parametrize(("unit_id", "language", "level", "expected"), [
+@pytest.mark.parametrize(("unit_id", "jurisdiction", "level", "expected"), [
     ("BGB::823/abs:1", "de", "para", "§ 823 Abs. 1 BGB"),
     ("StGB::243/abs:1/satz:2/nr:3", "de", "para", "§ 243 Abs. 1 S. 2 Nr. 3 StGB"),
     ("GG::1/abs:1", "de", "art", "Art. 1 Abs. 1 GG"),
@@ -23,9 +23,16 @@ from lexir.structure.hits import snippet
     ("CivC::914", "el", "article", "άρθρο 914 ΑΚ"),
     ("PK::187/par:1", "el", "article", "άρθρο 187 παρ. 1 ΠΚ"),
     ("N4624_2019::5", "el", "article", "άρθρο 5 ν. 4624/2019"),
+    ("Cciv::1240/al:2", "fr", "article", "art. 1240 al. 2 C. civ."),
+    ("Ctrav::L1232-1/item:1/lit:a", "fr", "article", "art. L. 1232-1 1° a) C. trav."),
+    ("Ctrav::R*2122-1", "fr", "article", "art. R.* 2122-1 C. trav."),
+    ("AT-ABGB::1295/abs:1", "at", "para", "§ 1295 Abs 1 ABGB"),
+    ("AT-MRG::2/abs:1/z:3/lit:a", "at", "para", "§ 2 Abs 1 Z 3 lit a MRG"),
+    ("AT-MRG::3§2", "at", "para", "Art 3 § 2 MRG"),
+    ("AT-EGVG::Art2", "at", "art", "Art 2 EGVG"),
 ])
-def test_citations_follow_each_jurisdiction(unit_id, language, level, expected):
-    assert format_citation(unit_id, language, level) == expected
+def test_citations_follow_each_jurisdiction(unit_id, jurisdiction, level, expected):
+    assert format_citation(unit_id, jurisdiction, level) == expected
 
 
 def test_breadcrumb_headings():

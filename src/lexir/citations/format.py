@@ -24,6 +24,22 @@ def _order(jurisdiction: str) -> Jurisdiction | None:
         return None
 
 
+def paragraph_head(label: str, level: str, article_word: str) -> str:
+    """The head of a citation in laws numbered by § (German, Austrian): ``§ 823``; ``Art. 1`` in a law
+    numbered by article (``article_word``: ``Art.``, ``Art``); ``Art. 232 § 10`` for a § inside an
+    article (stored ``232§10``); an annex by its name (``Anlage 1``); nothing for a law with no § at
+    all (level ``body``: cited by the act alone)."""
+    if level == "body":
+        return ""
+    if "§" in label:
+        return "{} {} § {}".format(article_word, *label.split("§", 1))
+    if level == "art":
+        return f"{article_word} {label}"
+    if level == "anlage" or not label[:1].isdigit():
+        return label
+    return f"§ {label}"
+
+
 @lru_cache(maxsize=8)
 def act_abbreviations(jurisdiction: str) -> dict[str, str]:
     """Act id -> its usual abbreviation (the first one in the act table), else its short name."""

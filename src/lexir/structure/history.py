@@ -22,11 +22,16 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import hashlib
+import os
+import pickle
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date as Date
+from pathlib import Path
 
+from lexir.io.paths import cache_dir, file_sha256
 from lexir.structure.packed import (
     gc_paused,  # also imported from here by lexir.jurisdictions.de.history_dataset
 )
@@ -428,3 +433,31 @@ def word_diff(old: str, new: str) -> str:
             out.append("{+" + " ".join(w for w in b[j1:j2] if w != "\n") + "+}")
     text = " ".join(out)
     return re.sub(r" ?\n ?", "\n", text)
+
+
+def cached_history(name: str, inputs: Sequence[str | Path], salt: str, build: Callable[[], StatuteHistory],
+                   cache: bool = True) -> StatuteHistory:
+    """The history ``build()`` makes, kept under the cache directory (``history/NAME-KEY.pickle``):
+    the key is the sha256 of every input file and ``salt`` (the builder's format number, the laws
+    chosen), so a changed file or builder never meets a stale copy. A damaged entry is rebuilt,
+    never trusted; a new one is written whole to a temporary file, then renamed."""
+    digest = hashlib.sha256(salt.encode())
+    for path in inputs:
+        digest.update(f"\0{file_sha256(path)}".encode())
+    path = cache_dir() / "history" / f"{name}-{digest.hexdigest()[:20]}.pickle"
+    if cache and path.is_file():
+        try:
+            with open(path, "rb") as fh, gc_paused():
+                history = pickle.load(fh)
+            if isinstance(history, StatuteHistory):
+                return history
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            pass  # a damaged cache entry is rebuilt, not trusted
+    history = build()
+    if cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.part")
+        with open(tmp, "wb") as fh:
+            pickle.dump(history, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(path)
+    return history

@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from lexir.types import Provision
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -24,6 +28,23 @@ class LawSyntaxError(ValueError):
     def __init__(self, error: ParseError) -> None:
         super().__init__(f"{error.path}:{error.line}: {error.message}")
         self.error = error
+
+
+def parse_member(name: str, data: bytes | None, parse: Callable[[str, str], T],
+                 syntax_errors: tuple[type[Exception], ...] = (LawSyntaxError,)) -> T | ParseError:
+    """One archive member's bytes parsed by ``parse(text, name)``, or the :class:`ParseError`
+    saying why not: never raises, so one bad file never stops a corpus. ``syntax_errors`` carry
+    their ParseError (``.error``); any other exception is a parser bug, reported as such."""
+    if data is None:
+        return ParseError(name, 0, "unreadable archive member")
+    try:
+        return parse(data.decode("utf-8"), name)
+    except syntax_errors as exc:
+        return exc.error
+    except UnicodeDecodeError as exc:
+        return ParseError(name, 0, f"not UTF-8: {exc}")
+    except Exception as exc:  # a parser bug must not stop the corpus: report the file, go on
+        return ParseError(name, 0, f"internal error: {type(exc).__name__}: {exc}")
 
 
 def unique_labels(children: list[Provision], base: str) -> list[Provision]:

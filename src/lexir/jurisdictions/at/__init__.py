@@ -22,13 +22,11 @@ def _find_citations(text: str, **kw) -> list:
 def article_head(label: str, level: str) -> str:
     """``§ 1295``; ``Art 7`` for a law numbered by Artikel (``Art2`` when an Artikel shares its
     number with a §); ``Art 3 § 2`` for a § inside an Artikel (stored ``3§2``); an annex by its name."""
-    if "§" in label:
-        return "Art {} § {}".format(*label.split("§", 1))
-    if level == "art":
-        return f"Art {label.removeprefix('Art').split('~', 1)[0]}"
-    if level == "anlage" or not label[:1].isdigit():
-        return label
-    return f"§ {label}"
+    from lexir.citations.format import paragraph_head
+
+    if level == "art":  # Art2 (an Artikel sharing its number with a §), Art2~2 (printed twice)
+        label = label.removeprefix("Art").split("~", 1)[0]
+    return paragraph_head(label, level, "Art")
 
 
 AUSTRIA = register_jurisdiction(Jurisdiction(

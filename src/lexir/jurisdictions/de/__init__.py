@@ -20,15 +20,9 @@ def _find_citations(text: str, **kw) -> list:
 def article_head(label: str, level: str) -> str:
     """``§ 823``; ``Art. 1`` in laws numbered by article; ``Art. 232 § 10`` (EGBGB, stored as
     ``232§10``); an annex by its name (``Anlage 1``); nothing for a law with no § at all."""
-    if level == "body":
-        return ""  # a law without § / Art: its text is cited by the act (and Satz) alone
-    if "§" in label:
-        return "Art. {} § {}".format(*label.split("§", 1))
-    if level == "art":
-        return f"Art. {label}"
-    if level == "anlage" or not label[:1].isdigit():
-        return label
-    return f"§ {label}"
+    from lexir.citations.format import paragraph_head
+
+    return paragraph_head(label, level, "Art.")
 
 
 GERMANY = register_jurisdiction(Jurisdiction(

@@ -10,17 +10,13 @@ meets a stale copy.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import pickle
 from collections.abc import Iterable
 from pathlib import Path
 
 from lexir.datasets.registry import Dataset, register
-from lexir.io.paths import cache_dir, file_sha256
 from lexir.jurisdictions.de.history import iter_law_versions
 from lexir.jurisdictions.de.statutes import ParseError
-from lexir.structure.history import StatuteHistory, gc_paused
+from lexir.structure.history import StatuteHistory, cached_history, gc_paused
 
 NAME = "de-gesetze-history"
 # Bump when parsing or version building changes what a history holds.
@@ -32,30 +28,17 @@ def load_german_history(tar_path: str | Path, versions_tsv: str | Path, name: st
     """The history of the laws in ``tar_path`` (only ``slugs`` when given), from the cache when
     it was built before."""
     chosen = ",".join(sorted(slugs)) if slugs is not None else "*"
-    key = hashlib.sha256(f"{HISTORY_FORMAT}\0{file_sha256(tar_path)}\0{file_sha256(versions_tsv)}"
-                         f"\0{chosen}".encode()).hexdigest()[:20]
-    path = cache_dir() / "history" / f"{name}-{key}.pickle"
-    if cache and path.is_file():
-        try:
-            with open(path, "rb") as fh, gc_paused():
-                history = pickle.load(fh)
-            if isinstance(history, StatuteHistory):
-                return history
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            pass  # a damaged cache entry is rebuilt, not trusted
-    laws, errors = [], []
-    with gc_paused():
-        for result in iter_law_versions(tar_path, versions_tsv, slugs):
-            (errors if isinstance(result, ParseError) else laws).append(result)
-    history = StatuteHistory.build(name, "de", laws, jurisdiction="de")
-    history.parse_errors = tuple(errors)
-    if cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.part")
-        with open(tmp, "wb") as fh:
-            pickle.dump(history, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.replace(path)
-    return history
+
+    def build() -> StatuteHistory:
+        laws, errors = [], []
+        with gc_paused():
+            for result in iter_law_versions(tar_path, versions_tsv, slugs):
+                (errors if isinstance(result, ParseError) else laws).append(result)
+        history = StatuteHistory.build(name, "de", laws, jurisdiction="de")
+        history.parse_errors = tuple(errors)
+        return history
+
+    return cached_history(name, (tar_path, versions_tsv), f"{HISTORY_FORMAT}\0{chosen}", build, cache)
 
 
 def _load(data_dir: Path) -> StatuteHistory:

@@ -95,7 +95,7 @@ from lexir.io.markers import read_marker, write_marker
 from lexir.io.paths import cache_dir, file_sha256
 from lexir.structure.packed import FORMAT_VERSION as PACK_FORMAT
 from lexir.structure.packed import Packed, available_cpus, gc_paused, pack_act, unpack_act
-from lexir.structure.parsing import LawSyntaxError, ParseError
+from lexir.structure.parsing import LawSyntaxError, ParseError, parse_member
 from lexir.structure.parsing import unique_labels as _unique
 from lexir.types import ID_SEP, PATH_SEP, Act, Division, Provision, path_id
 
@@ -917,16 +917,7 @@ def _law_members(tar_path: str | Path, limit: int | None) -> Iterator[tuple[str,
 
 
 def _parse_member(name: str, data: bytes | None) -> Act | ParseError:
-    if data is None:
-        return ParseError(name, 0, "unreadable archive member")
-    try:
-        return parse_law(data.decode("utf-8"), name)
-    except LawSyntaxError as exc:
-        return exc.error
-    except UnicodeDecodeError as exc:
-        return ParseError(name, 0, f"not UTF-8: {exc}")
-    except Exception as exc:  # a parser bug must not stop the corpus: report the law, go on
-        return ParseError(name, 0, f"internal error: {type(exc).__name__}: {exc}")
+    return parse_member(name, data, parse_law)
 
 
 def _claim_id(act: Act, name: str, seen: set[str]) -> None:

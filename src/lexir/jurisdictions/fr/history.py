@@ -35,17 +35,13 @@ the previous version of its code reuses that version's :class:`~lexir.types.Prov
 from __future__ import annotations
 
 import csv
-import hashlib
-import os
-import pickle
 import tarfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from lexir.io.paths import cache_dir, file_sha256
 from lexir.jurisdictions.fr.statutes import CodeSyntaxError, code_table, parse_code, source_of
-from lexir.structure.history import LawVersion, StatuteHistory, gc_paused
+from lexir.structure.history import LawVersion, StatuteHistory, cached_history, gc_paused
 from lexir.structure.parsing import ParseError
 from lexir.types import Provision
 
@@ -206,33 +202,20 @@ def load_french_history(tar_path: str | Path, versions_tsv: str | Path, codes: I
     """The history of the codes of ``history.tar.xz`` (only ``codes``, e.g. ``{"Cciv"}``, when given),
     from the cache when it was built before (module doc)."""
     chosen = ",".join(sorted(codes)) if codes is not None else "*"
-    key = hashlib.sha256(f"{HISTORY_FORMAT}\0{file_sha256(tar_path)}\0{file_sha256(versions_tsv)}"
-                         f"\0{chosen}".encode()).hexdigest()[:20]
-    path = cache_dir() / "history" / f"{name}-{key}.pickle"
-    if cache and path.is_file():
-        try:
-            with open(path, "rb") as fh, gc_paused():
-                history = pickle.load(fh)
-            if isinstance(history, StatuteHistory):
-                return history
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            pass  # a damaged cache entry is rebuilt, not trusted
-    rows = read_versions(versions_tsv)
-    wanted = _wanted_identifiers(codes, rows, versions_tsv)
-    if wanted is not None:
-        rows = [row for row in rows if row.identifier in wanted]
-    selection = select_versions(rows)
-    laws, errors = [], []
-    with gc_paused():
-        for result in iter_french_versions(tar_path, versions_tsv, codes, selection):
-            (errors if isinstance(result, ParseError) else laws).append(result)
-    history = FrenchHistory.build(name, "fr", laws, jurisdiction="fr")
-    history.parse_errors = tuple(errors)
-    history.skipped = tuple((row.member or row.commit, row.source_date, why) for row, why in selection.skipped)
-    if cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.part")
-        with open(tmp, "wb") as fh:
-            pickle.dump(history, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.replace(path)
-    return history
+
+    def build() -> StatuteHistory:
+        rows = read_versions(versions_tsv)
+        wanted = _wanted_identifiers(codes, rows, versions_tsv)
+        if wanted is not None:
+            rows = [row for row in rows if row.identifier in wanted]
+        selection = select_versions(rows)
+        laws, errors = [], []
+        with gc_paused():
+            for result in iter_french_versions(tar_path, versions_tsv, codes, selection):
+                (errors if isinstance(result, ParseError) else laws).append(result)
+        history = FrenchHistory.build(name, "fr", laws, jurisdiction="fr")
+        history.parse_errors = tuple(errors)
+        history.skipped = tuple((row.member or row.commit, row.source_date, why) for row, why in selection.skipped)
+        return history
+
+    return cached_history(name, (tar_path, versions_tsv), f"{HISTORY_FORMAT}\0{chosen}", build, cache)

@@ -72,6 +72,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from lexir.structure.parsing import ParseError
+from lexir.structure.parsing import parse_member as parse_or_report
 from lexir.types import Act, Division, Provision, canonical_id
 
 DATA = Path(__file__).parent / "data"
@@ -491,16 +492,7 @@ def iter_code_files(tar_path: str | Path) -> Iterator[tuple[str, ParsedCode | Pa
 
 def parse_member(name: str, data: bytes | None) -> ParsedCode | ParseError:
     """One file's bytes parsed, or the :class:`ParseError` saying why not (never raises)."""
-    if data is None:
-        return ParseError(name, 0, "unreadable archive member")
-    try:
-        return parse_code(data.decode("utf-8"), name)
-    except CodeSyntaxError as exc:
-        return exc.error
-    except UnicodeDecodeError as exc:
-        return ParseError(name, 0, f"not UTF-8: {exc}")
-    except Exception as exc:  # a parser bug must not stop the corpus: report the file, go on
-        return ParseError(name, 0, f"internal error: {type(exc).__name__}: {exc}")
+    return parse_or_report(name, data, parse_code, (CodeSyntaxError,))
 
 
 def load_french_codes(tar_path: str | Path) -> tuple[list[Act], list[ParseError]]:

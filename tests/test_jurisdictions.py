@@ -136,3 +136,20 @@ def test_a_german_and_an_austrian_corpus_in_one_service(at_laws, tmp_path_factor
             assert v["id"] == "StGB::242" and v["verified"]
     finally:
         srv.stop()
+
+
+def test_langchain_and_llamaindex_over_austrian_law(at_laws):
+    """The retrievers of the integrations write Austrian hits as Austrians cite them."""
+    pytest.importorskip("langchain_core")
+    pytest.importorskip("llama_index.core")
+    from lexir.integrations import langchain as lc
+    from lexir.integrations import llamaindex as li
+
+    question = "Wer einem anderen eine fremde bewegliche Sache wegnimmt"
+    docs = lc.LexirRetriever(corpus="at-laws", k=5).invoke(question)
+    assert "AT-StGB::127" in [d.id for d in docs]
+    theft = next(d for d in docs if d.id == "AT-StGB::127")
+    assert theft.metadata["citation"] == "§ 127 StGB" and theft.metadata["corpus"] == "at-laws"
+    assert theft.metadata["breadcrumb_ids"][0] == "AT-StGB"
+    nodes = li.LexirRetriever(corpus="at-laws", k=5).retrieve(question)
+    assert [n.node.id_ for n in nodes] == [d.id for d in docs]

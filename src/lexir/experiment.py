@@ -36,6 +36,7 @@ from typing import Any
 
 import yaml
 
+from lexir.analysis.defaults import language_defaults
 from lexir.datasets import DatasetError, with_as_of
 from lexir.datasets import open as open_data
 from lexir.evaluation import (
@@ -175,6 +176,14 @@ class DatasetResult:
     answers: Any = None  # lexir.llm.answer.AnswerEval, for the dataset the answer section names
 
 
+def _defaults_row(language: str) -> str:
+    """The row of analysis defaults a corpus in ``language`` gets ("" for none or an unknown code)."""
+    try:
+        return repr(language_defaults(language)) if language else ""
+    except ValueError:
+        return ""
+
+
 def queryset_fingerprint(queries: QuerySet) -> str:
     digest = hashlib.sha256()
     for q in queries.queries:
@@ -232,14 +241,17 @@ def run_experiment(
         folder = exp.output / "runs" / key.replace("/", "__")
         corpus_fp = bench.corpus.fingerprint
         query_fp = queryset_fingerprint(queries)
+        defaults_row = _defaults_row(bench.corpus.language)
         cells = []
         for entry in exp.systems:
             resolved = get_system(entry.system).resolve(entry.params)
             # Keyed by what the entry builds over this corpus, not by its name: `recommended`
             # (alone or as a part) is keyed by the spec its language's row stands for today.
             built = effective_spec(entry.system, entry.params, bench.corpus.language)
+            # ... and by the language's row of defaults, which mode=auto reads: a row chosen anew
+            # (French stems instead of raw tokens) never meets a run made before it
             run_key = hashlib.sha256(json.dumps(
-                [built, corpus_fp, query_fp, exp.depth], default=str
+                [built, corpus_fp, query_fp, exp.depth, defaults_row], default=str
             ).encode()).hexdigest()[:16]
             cell = Cell(key, dataset, split, entry.name, entry.system, tuple(entry.params.items()), exp.depth,
                         folder / f"{entry.name}.{run_key}.trec", None if data_dir is None else str(data_dir))

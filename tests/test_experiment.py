@@ -59,6 +59,23 @@ def test_a_recommended_run_is_keyed_by_the_pipeline_it_stands_for(tmp_path, monk
     assert read_run(third.run_paths["rec"]) == read_run(third.run_paths["plain"])
 
 
+def test_a_bm25_run_follows_its_languages_mode(tmp_path, monkeypatch):
+    """``bm25`` reads its mode from the language's row (mode=auto): a row chosen anew recomputes it."""
+    import lexir.analysis.defaults as defaults
+
+    config = {"datasets": [{"name": "demo"}], "systems": [{"name": "auto", "system": "bm25"}],
+              "measures": ["nDCG@10"], "output": str(tmp_path / "out")}
+    path = write(tmp_path, config)
+    table = dict(defaults._table())
+    table["pl"] = replace(table["pl"], mode="raw")
+    monkeypatch.setattr(defaults, "_table", lambda: table)
+    first = run_experiment(Experiment.from_file(path), log=lambda m: None)[0]
+    assert run_experiment(Experiment.from_file(path), log=lambda m: None)[0].reused == ["auto"]
+    table["pl"] = replace(table["pl"], mode="stem")
+    third = run_experiment(Experiment.from_file(path), log=lambda m: None)[0]
+    assert third.reused == [] and read_run(third.run_paths["auto"]) != read_run(first.run_paths["auto"])
+
+
 def test_effective_spec_expands_recommended_through_composites():
     from lexir.analysis import language_defaults
     from lexir.retrieval.build import effective_spec

@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from lexir.analysis.defaults import language_defaults
+from lexir.analysis.defaults import auto_analysis
 from lexir.datasets import DatasetError, with_as_of
 from lexir.datasets import open as open_data
 from lexir.evaluation import (
@@ -176,14 +176,6 @@ class DatasetResult:
     answers: Any = None  # lexir.llm.answer.AnswerEval, for the dataset the answer section names
 
 
-def _defaults_row(language: str) -> str:
-    """The row of analysis defaults a corpus in ``language`` gets ("" for none or an unknown code)."""
-    try:
-        return repr(language_defaults(language)) if language else ""
-    except ValueError:
-        return ""
-
-
 def queryset_fingerprint(queries: QuerySet) -> str:
     digest = hashlib.sha256()
     for q in queries.queries:
@@ -241,7 +233,7 @@ def run_experiment(
         folder = exp.output / "runs" / key.replace("/", "__")
         corpus_fp = bench.corpus.fingerprint
         query_fp = queryset_fingerprint(queries)
-        defaults_row = _defaults_row(bench.corpus.language)
+        defaults_row = auto_analysis(bench.corpus.language)
         cells = []
         for entry in exp.systems:
             resolved = get_system(entry.system).resolve(entry.params)

@@ -72,6 +72,17 @@ def language_defaults(language: str) -> LanguageDefaults:
     return table.get(normalise_language(language) if language else "*", table["*"])
 
 
+def auto_analysis(language: str) -> str:
+    """What ``mode=auto`` reads for ``language`` (its row's mode and analyzer options), as a string
+    for cache keys: an index or run made before the row changed is never reused after ("" for no
+    language or an unknown code)."""
+    try:
+        row = language_defaults(language) if language else None
+    except ValueError:
+        return ""
+    return repr((row.mode, row.analysis)) if row is not None else ""
+
+
 def all_language_defaults() -> list[LanguageDefaults]:
     """Every row, the fallback last (for ``lexir systems`` and docs/systems.md)."""
     return list(_table().values())

@@ -30,6 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from lexir.analysis.defaults import auto_analysis
 from lexir.io.generations import FolderLocked, new_generation, read_current
 from lexir.io.markers import read_marker, write_marker
 from lexir.io.paths import cache_dir, code_digest, safe_name
@@ -55,6 +56,7 @@ def index_key(system: str, params: Mapping[str, Any], corpus: Corpus) -> str:
     """The cache key of ``system`` with resolved ``params`` over ``corpus``."""
     blob = json.dumps({"system": system, "params": dict(sorted(params.items())),
                        "corpus": corpus.fingerprint, "language": corpus.language,
+                       "auto": auto_analysis(corpus.language),
                        "format": INDEX_FORMAT, "code": index_code_digest()}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 

@@ -10,10 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 import lexir
-
-from conftest import REPO  # noqa: E402
 
 DATA = Path(os.environ.get("LEXIR_DATA") or REPO.parent / "shared" / "data")
 pytestmark = pytest.mark.skipif(not (DATA / "fr" / "codes.tar.xz").is_file(), reason="no ../shared/data/fr")

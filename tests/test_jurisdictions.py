@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import REPO
 
 import lexir
 from lexir.citations.format import format_citation, unit_heading
@@ -19,8 +20,6 @@ from lexir.jurisdiction import (
     register_jurisdiction,
 )
 from lexir.types import Corpus, Document
-
-from conftest import REPO  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data"
 

@@ -152,3 +152,14 @@ def test_langchain_and_llamaindex_over_austrian_law(at_laws):
     assert theft.metadata["breadcrumb_ids"][0] == "AT-StGB"
     nodes = li.LexirRetriever(corpus="at-laws", k=5).retrieve(question)
     assert [n.node.id_ for n in nodes] == [d.id for d in docs]
+
+
+def test_catalogue_order_whatever_was_imported_first():
+    """Importing one folder directly (as a test or a script may) registers it early; the registry
+    still lists the orders as the catalogue names them."""
+    import subprocess
+    import sys
+
+    code = ("import lexir.jurisdictions.at\nfrom lexir.jurisdiction import codes\nprint(','.join(codes()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "pl,de,el,fr,at"

@@ -120,10 +120,19 @@ def load_jurisdictions() -> None:
             importlib.import_module(module)
 
 
+def _catalogue_position(order: Jurisdiction) -> int:
+    """Where the catalogue names the order's folder (``lexir.jurisdictions.<code>``); orders
+    registered from elsewhere come after, in the order they registered."""
+    for i, module in enumerate(JURISDICTION_MODULES):
+        if module.rsplit(".", 1)[-1] == order.code:
+            return i
+    return len(JURISDICTION_MODULES)
+
+
 def jurisdictions() -> list[Jurisdiction]:
-    """Every registered order, in catalogue order."""
+    """Every registered order, in catalogue order (whichever folder happened to be imported first)."""
     load_jurisdictions()
-    return list(_REGISTRY.values())
+    return sorted(_REGISTRY.values(), key=_catalogue_position)
 
 
 def codes() -> list[str]:
@@ -136,7 +145,7 @@ def get_jurisdiction(code: str) -> Jurisdiction:
     try:
         return _REGISTRY[code]
     except KeyError:
-        raise ValueError(f"unknown jurisdiction {code!r}; valid: {', '.join(_REGISTRY)}") from None
+        raise ValueError(f"unknown jurisdiction {code!r}; valid: {', '.join(codes())}") from None
 
 
 def find_jurisdiction(code: str | None = None, language: str | None = None) -> Jurisdiction | None:
@@ -145,7 +154,7 @@ def find_jurisdiction(code: str | None = None, language: str | None = None) -> J
     load_jurisdictions()
     if code:
         return get_jurisdiction(code)
-    for j in _REGISTRY.values():
+    for j in jurisdictions():
         if language and j.language == language and j.home_of_language:
             return j
     return None

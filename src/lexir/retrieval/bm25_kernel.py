@@ -32,7 +32,10 @@ import numpy as np
 from numba import njit  # bm25s's numba backend imports it anyway
 
 _COMPILED = None
+_COMPILED_PRUNED = None
 _BLOCKS_FROM = 1 << 16  # documents: from this corpus size on, the scan skips untouched blocks
+_PRUNE_FROM = 1 << 16  # documents: prune="auto" prunes from this corpus size on ...
+_PRUNE_UP_TO_K = 100  # ... and for k up to this
 
 
 def _rise_source(values, where, pos, value, doc):  # pragma: no cover - compiled by numba
@@ -150,6 +153,165 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, a
     return top_docs, top_scores, positive
 
 
+def _pruned_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs, ceiling):  # pragma: no cover - compiled by numba
+    """The exhaustive kernel's results, bit for bit, by MaxScore (see the module): documents in
+    corpus order, each either scored exactly (float32, term by term in query order) and offered
+    to the same heap, or skipped because a bound shows it cannot beat the heap's smallest value
+    (where the exhaustive kernel's heap would do nothing with it). Needs every score >= 0 and no
+    scores of absence; ``ceiling[t]`` is term t's largest score."""
+    n = len(pointers) - 1
+    k = min(k, num_docs)
+    top_scores = np.zeros((n, k), dtype=data.dtype)
+    top_docs = np.zeros((n, k), dtype=np.int32)
+    positive = np.zeros(n, dtype=np.int64)
+    seen = np.empty(0, dtype=np.int64)
+    values = np.empty(k + 1, dtype=data.dtype)
+    where = np.zeros(k + 1, dtype=np.int32)
+    values[k] = np.inf
+    zero, one, size = np.uint64(0), np.uint64(1), np.uint64(k)
+    nothing = np.zeros(1, dtype=data.dtype)[0]
+    longest = 0
+    for q in range(n):
+        longest = max(longest, pointers[q + 1] - pointers[q])
+    terms = np.empty(longest, dtype=np.int64)  # the query's terms, in query order
+    pos = np.empty(longest, dtype=np.int64)  # each term's cursor in its column
+    end = np.empty(longest, dtype=np.int64)
+    bound = np.empty(longest, dtype=np.float64)  # each term's largest score
+    order = np.empty(longest, dtype=np.int64)  # query positions by bound, smallest first
+    below = np.empty(longest + 1, dtype=np.float64)  # below[m]: sum of the m smallest bounds
+    part = np.empty(longest, dtype=data.dtype)  # the candidate's score for each term
+    for q in range(n):
+        start, stop = pointers[q], pointers[q + 1]
+        # The query's terms as the exhaustive kernel takes them (negatives, repeats skipped).
+        long_query = dedupe and stop - start > 64
+        if long_query and not len(seen):
+            seen = np.full(len(indptr) - 1, -1, dtype=np.int64)
+        t = 0
+        for p in range(start, stop):
+            term = ids[p]
+            if term < 0:
+                continue
+            if long_query:
+                if seen[term] == q:
+                    continue
+                seen[term] = q
+            elif dedupe:
+                repeat = False
+                for earlier in range(start, p):
+                    if ids[earlier] == term:
+                        repeat = True
+                        break
+                if repeat:
+                    continue
+            terms[t] = term
+            pos[t] = indptr[term]
+            end[t] = indptr[term + 1]
+            bound[t] = ceiling[term]
+            t += 1
+        # A float32 sum of t scores >= 0, term by term, exceeds the real sum by a factor below
+        # (1 + 2**-24) ** t; a float64 sum of bounds falls short of theirs by far less. A document
+        # whose float64 bound times `slack` is not above the heap's smallest value cannot enter it.
+        slack = 1.0 + (t + 2) * 2.0 ** -22
+        order[:t] = np.argsort(bound[:t], kind="mergesort")
+        below[0] = 0.0
+        for m in range(t):
+            below[m + 1] = below[m] + bound[order[m]]
+        # The first k documents are pushed whatever their score, as the exhaustive kernel does.
+        for d in range(k):
+            value = nothing
+            for i in range(t):
+                p = pos[i]
+                if p < end[i] and indices[p] == d:
+                    value += data[p]
+                    pos[i] = p + 1
+            _rise(values, where, d, value, d)
+        # MaxScore: the terms whose bounds together cannot lift a document above the smallest
+        # value (`m` of them, the smallest bounds) find no documents; only the others' postings
+        # are candidates, and the first ones' columns are searched for each candidate that the
+        # others leave in the running.
+        threshold = np.float64(values[0])
+        m = 0
+        while m < t and below[m + 1] * slack <= threshold:
+            m += 1
+        while m < t:
+            d = num_docs
+            for r in range(m, t):
+                i = order[r]
+                p = pos[i]
+                if p < end[i]:
+                    doc = indices[p]
+                    if doc < d:
+                        d = doc
+            if d == num_docs:
+                break
+            partial = 0.0
+            for r in range(m, t):
+                i = order[r]
+                p = pos[i]
+                if p < end[i] and indices[p] == d:
+                    part[i] = data[p]
+                    partial += data[p]
+                    pos[i] = p + 1
+                else:
+                    part[i] = 0
+            if (partial + below[m]) * slack <= threshold:
+                continue
+            live = True
+            for r in range(m - 1, -1, -1):
+                i = order[r]
+                p, e = pos[i], end[i]
+                if p < e and indices[p] < d:  # gallop, then halve, to the first posting >= d
+                    step = 1
+                    while p + step < e and indices[p + step] < d:
+                        p += step
+                        step <<= 1
+                    lo, hi = p + 1, min(p + step, e)
+                    while lo < hi:
+                        mid = (lo + hi) >> 1
+                        if indices[mid] < d:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    p = lo
+                pos[i] = p
+                if p < e and indices[p] == d:
+                    part[i] = data[p]
+                    partial += data[p]
+                else:
+                    part[i] = 0
+                if (partial + below[r]) * slack <= threshold:
+                    live = False
+                    break
+            if not live:
+                continue
+            value = nothing
+            for i in range(t):  # the exhaustive kernel's sum: float32, in query order
+                value += part[i]
+            if value > values[0]:
+                pos_h = zero
+                child = one
+                while child < size:
+                    child += np.uint64(values[child + one] < values[child])
+                    values[pos_h] = values[child]
+                    where[pos_h] = where[child]
+                    pos_h = child
+                    child = pos_h + pos_h + one
+                _rise(values, where, np.int64(pos_h), value, d)
+                threshold = np.float64(values[0])
+                while m < t and below[m + 1] * slack <= threshold:
+                    m += 1
+        ranked = np.argsort(values[:k])  # bm25s's sort: ascending, read backwards
+        count = 0
+        for r in range(k):
+            x = ranked[k - 1 - r]
+            top_scores[q, r] = values[x]
+            top_docs[q, r] = where[x]
+            if values[x] > 0:
+                count += 1
+        positive[q] = count
+    return top_docs, top_scores, positive
+
+
 def compiled():
     """The kernel, compiled on first use (kept in numba's on-disk cache unless
     ``LEXIR_NUMBA_CACHE=0``)."""
@@ -159,16 +321,68 @@ def compiled():
     return _COMPILED
 
 
+def compiled_pruned():
+    """The pruned kernel (MaxScore), compiled on first use, cached as :func:`compiled`."""
+    global _COMPILED_PRUNED
+    if _COMPILED_PRUNED is None:
+        _COMPILED_PRUNED = njit(nogil=True, cache=os.environ.get("LEXIR_NUMBA_CACHE") != "0")(_pruned_source)
+    return _COMPILED_PRUNED
+
+
+PRUNE = ("auto", "on", "off")
+
+
+def prunable(matrix) -> bool:
+    """Whether the pruned kernel can answer over ``matrix``: no scores of absence (bm25l, bm25+)
+    and no score below 0 (lexir's lucene, robertson and atire matrices never have one)."""
+    return matrix.nonoccurrence is None and _ceilings(matrix) is not None
+
+
+def pruning_pays(matrix, k: int) -> bool:
+    """``prune="auto"``'s choice: prune where measured faster (benchmarks/bench_pruning.py)."""
+    return matrix.num_docs >= _PRUNE_FROM and k <= _PRUNE_UP_TO_K and prunable(matrix)
+
+
+def _ceilings(matrix) -> np.ndarray | None:
+    """Each term's largest score (float64; 0 for an empty column), or None where some score is
+    below 0; computed once per matrix (a matrix is read only once built) and kept on it."""
+    kept = getattr(matrix, "ceilings", None)
+    if kept is not None:
+        return kept[0]
+    data, indptr = np.asarray(matrix.data), np.asarray(matrix.indptr)
+    ceiling = None
+    if not len(data) or data.min() >= 0:
+        ceiling = np.zeros(len(indptr) - 1, dtype=np.float64)
+        filled = np.flatnonzero(np.diff(indptr) > 0)
+        if len(filled):
+            ceiling[filled] = np.maximum.reduceat(data, indptr[filled])
+    try:
+        matrix.ceilings = (ceiling,)
+    except AttributeError:  # a matrix-like object without the slot: computed each time
+        pass
+    return ceiling
+
+
 def top_k(matrix, ids: np.ndarray, pointers: np.ndarray, k: int,
-          dedupe: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+          dedupe: bool = False, prune: str = "auto") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(document numbers, scores, positive) for each query of a batch, best first, over a
     :class:`~lexir.retrieval.bm25_matrix.ScoreMatrix`, as bm25s's ``retrieve`` finds them;
     ``positive[i]`` of row ``i``'s scores are above zero. Query ``i`` is the term ids
     ``ids[pointers[i]:pointers[i + 1]]``, negative ids skipped, and with ``dedupe`` a term's
-    repeats within its query."""
+    repeats within its query.
+
+    ``prune``: ``"off"`` scores every posting (the exhaustive kernel); ``"on"`` uses the pruned
+    kernel (MaxScore) wherever :func:`prunable` (else the exhaustive one); ``"auto"`` where it
+    pays (:func:`pruning_pays`). Both give the same results, bit for bit, ties included."""
+    if prune not in PRUNE:
+        raise ValueError(f"prune={prune!r}: valid: {', '.join(PRUNE)}")
     num_docs = matrix.num_docs
+    ids, pointers, k = np.asarray(ids, dtype=np.int64), np.asarray(pointers, dtype=np.int64), int(k)
+    if prune == "on" and prunable(matrix) or prune == "auto" and pruning_pays(matrix, k):
+        return compiled_pruned()(ids, pointers, k, bool(dedupe), matrix.data, matrix.indptr, matrix.indices,
+                                 num_docs, _ceilings(matrix))
     absent = matrix.nonoccurrence if matrix.nonoccurrence is not None else _NO_ABSENCE
-    return compiled()(np.asarray(ids, dtype=np.int64), np.asarray(pointers, dtype=np.int64), int(k), bool(dedupe),
+    return compiled()(ids, pointers, k, bool(dedupe),
                       num_docs >= _BLOCKS_FROM, matrix.data, matrix.indptr, matrix.indices, num_docs,
                       np.asarray(absent, dtype=matrix.data.dtype))
 

@@ -33,9 +33,11 @@ from numba import njit  # bm25s's numba backend imports it anyway
 
 _COMPILED = None
 _COMPILED_PRUNED = None
+_COMPILED_MAXIMA = None
 _BLOCKS_FROM = 1 << 16  # documents: from this corpus size on, the scan skips untouched blocks
 _PRUNE_FROM = 1 << 16  # documents: prune="auto" prunes from this corpus size on ...
 _PRUNE_UP_TO_K = 100  # ... and for k up to this
+_WINDOW_BITS = 13  # the pruned kernel's windows: 8192 documents
 
 
 def _rise_source(values, where, pos, value, doc):  # pragma: no cover - compiled by numba
@@ -153,12 +155,66 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, a
     return top_docs, top_scores, positive
 
 
-def _pruned_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs, ceiling):  # pragma: no cover - compiled by numba
-    """The exhaustive kernel's results, bit for bit, by MaxScore (see the module): documents in
-    corpus order, each either scored exactly (float32, term by term in query order) and offered
-    to the same heap, or skipped because a bound shows it cannot beat the heap's smallest value
-    (where the exhaustive kernel's heap would do nothing with it). Needs every score >= 0 and no
-    scores of absence; ``ceiling[t]`` is term t's largest score."""
+def _seek_source(indices, p, e, d):  # pragma: no cover - compiled by numba
+    """The first position from ``p`` (below ``e``) whose document is not below ``d``:
+    galloping, then halving."""
+    if p >= e or indices[p] >= d:
+        return p
+    step = 1
+    while p + step < e and indices[p + step] < d:
+        p += step
+        step <<= 1
+    lo, hi = p + 1, min(p + step, e)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if indices[mid] < d:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+_seek = njit(nogil=True, inline="always")(_seek_source)
+
+
+def _window_maxima_source(data, indptr, indices, bits):  # pragma: no cover - compiled by numba
+    """For each term, the windows of ``2**bits`` documents its column reaches and its largest
+    score in each: (pointers per term, window numbers, maxima), a CSR of the block maxima."""
+    n_terms = len(indptr) - 1
+    counts = np.zeros(n_terms + 1, dtype=np.int64)
+    for term in range(n_terms):
+        last = -1
+        for j in range(indptr[term], indptr[term + 1]):
+            w = indices[j] >> bits
+            if w != last:
+                counts[term + 1] += 1
+                last = w
+    pointers = np.cumsum(counts)
+    windows = np.empty(pointers[-1], dtype=np.int32)
+    maxima = np.empty(pointers[-1], dtype=np.float64)
+    for term in range(n_terms):
+        slot = pointers[term] - 1
+        last = -1
+        for j in range(indptr[term], indptr[term + 1]):
+            w = indices[j] >> bits
+            if w != last:
+                slot += 1
+                windows[slot] = w
+                maxima[slot] = data[j]
+                last = w
+            elif data[j] > maxima[slot]:
+                maxima[slot] = data[j]
+    return pointers, windows, maxima
+
+
+def _pruned_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs,
+                   wpointers, wnumbers, wmaxima, bits):  # pragma: no cover - compiled by numba
+    """The exhaustive kernel's results, bit for bit, by block-max MaxScore (see the module):
+    documents in corpus order, each either scored exactly (float32, term by term in query order)
+    and offered to the same heap, or passed over because a bound shows it cannot beat the heap's
+    smallest value (where the exhaustive kernel's heap does nothing with it). Needs every score
+    >= 0 and no scores of absence; ``wpointers, wnumbers, wmaxima`` are the terms' largest
+    scores per window of ``2**bits`` documents (:func:`_window_maxima_source`)."""
     n = len(pointers) - 1
     k = min(k, num_docs)
     top_scores = np.zeros((n, k), dtype=data.dtype)
@@ -173,13 +229,17 @@ def _pruned_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs, ce
     longest = 0
     for q in range(n):
         longest = max(longest, pointers[q + 1] - pointers[q])
-    terms = np.empty(longest, dtype=np.int64)  # the query's terms, in query order
-    pos = np.empty(longest, dtype=np.int64)  # each term's cursor in its column
+    pos = np.empty(longest, dtype=np.int64)  # each term's cursor in its column, for summing
+    look = np.empty(longest, dtype=np.int64)  # ... and for looking documents up
     end = np.empty(longest, dtype=np.int64)
-    bound = np.empty(longest, dtype=np.float64)  # each term's largest score
+    wpos = np.empty(longest, dtype=np.int64)  # each term's cursor in its window maxima
+    wend = np.empty(longest, dtype=np.int64)
+    bound = np.empty(longest, dtype=np.float64)  # each term's largest score in the window
     order = np.empty(longest, dtype=np.int64)  # query positions by bound, smallest first
     below = np.empty(longest + 1, dtype=np.float64)  # below[m]: sum of the m smallest bounds
-    part = np.empty(longest, dtype=data.dtype)  # the candidate's score for each term
+    width = 1 << bits
+    acc = np.zeros(width, dtype=np.float64)  # a window's sums of essential scores
+    marks = np.zeros(max(width >> 6, 1), dtype=np.bool_)  # its blocks of 64 with a sum
     for q in range(n):
         start, stop = pointers[q], pointers[q + 1]
         # The query's terms as the exhaustive kernel takes them (negatives, repeats skipped).
@@ -203,19 +263,15 @@ def _pruned_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs, ce
                         break
                 if repeat:
                     continue
-            terms[t] = term
             pos[t] = indptr[term]
             end[t] = indptr[term + 1]
-            bound[t] = ceiling[term]
+            wpos[t] = wpointers[term]
+            wend[t] = wpointers[term + 1]
             t += 1
         # A float32 sum of t scores >= 0, term by term, exceeds the real sum by a factor below
         # (1 + 2**-24) ** t; a float64 sum of bounds falls short of theirs by far less. A document
         # whose float64 bound times `slack` is not above the heap's smallest value cannot enter it.
         slack = 1.0 + (t + 2) * 2.0 ** -22
-        order[:t] = np.argsort(bound[:t], kind="mergesort")
-        below[0] = 0.0
-        for m in range(t):
-            below[m + 1] = below[m] + bound[order[m]]
         # The first k documents are pushed whatever their score, as the exhaustive kernel does.
         for d in range(k):
             value = nothing
@@ -225,81 +281,88 @@ def _pruned_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs, ce
                     value += data[p]
                     pos[i] = p + 1
             _rise(values, where, d, value, d)
-        # MaxScore: the terms whose bounds together cannot lift a document above the smallest
-        # value (`m` of them, the smallest bounds) find no documents; only the others' postings
-        # are candidates, and the first ones' columns are searched for each candidate that the
-        # others leave in the running.
+        look[:t] = pos[:t]
         threshold = np.float64(values[0])
-        m = 0
-        while m < t and below[m + 1] * slack <= threshold:
-            m += 1
-        while m < t:
-            d = num_docs
+        # Block-max MaxScore over windows of documents, as Lucene's MaxScoreBulkScorer: in each
+        # window, the terms whose window maxima together cannot lift a document above the
+        # heap's smallest value (the `m` smallest, "non-essential") find no documents; the
+        # others' postings are summed into `acc` (float64); a document whose sum plus the
+        # non-essential maxima cannot beat the smallest value is passed over, the others look
+        # up their non-essential scores (galloping search, given up as soon as the bound fails),
+        # and only a document still in the running is scored exactly and offered to the heap.
+        w0 = k
+        while w0 < num_docs:
+            window = w0 >> bits
+            w1 = min((window + 1) << bits, num_docs)
+            for i in range(t):
+                wp = wpos[i]
+                while wp < wend[i] and wnumbers[wp] < window:
+                    wp += 1
+                wpos[i] = wp
+                bound[i] = wmaxima[wp] if wp < wend[i] and wnumbers[wp] == window else 0.0
+            order[:t] = np.argsort(bound[:t])
+            below[0] = 0.0
+            for r in range(t):
+                below[r + 1] = below[r] + bound[order[r]]
+            m = 0
+            while m < t and below[m + 1] * slack <= threshold:
+                m += 1
+            if m == t:  # no document of the window can enter the heap
+                w0 = w1
+                continue
             for r in range(m, t):
                 i = order[r]
-                p = pos[i]
-                if p < end[i]:
+                p, e = _seek(indices, pos[i], end[i], w0), end[i]
+                while p < e:
                     doc = indices[p]
-                    if doc < d:
-                        d = doc
-            if d == num_docs:
-                break
-            partial = 0.0
-            for r in range(m, t):
-                i = order[r]
-                p = pos[i]
-                if p < end[i] and indices[p] == d:
-                    part[i] = data[p]
-                    partial += data[p]
-                    pos[i] = p + 1
-                else:
-                    part[i] = 0
-            if (partial + below[m]) * slack <= threshold:
-                continue
-            live = True
-            for r in range(m - 1, -1, -1):
-                i = order[r]
-                p, e = pos[i], end[i]
-                if p < e and indices[p] < d:  # gallop, then halve, to the first posting >= d
-                    step = 1
-                    while p + step < e and indices[p + step] < d:
-                        p += step
-                        step <<= 1
-                    lo, hi = p + 1, min(p + step, e)
-                    while lo < hi:
-                        mid = (lo + hi) >> 1
-                        if indices[mid] < d:
-                            lo = mid + 1
-                        else:
-                            hi = mid
-                    p = lo
+                    if doc >= w1:
+                        break
+                    acc[doc - w0] += data[p]
+                    marks[(doc - w0) >> 6] = True
+                    p += 1
                 pos[i] = p
-                if p < e and indices[p] == d:
-                    part[i] = data[p]
-                    partial += data[p]
-                else:
-                    part[i] = 0
-                if (partial + below[r]) * slack <= threshold:
-                    live = False
-                    break
-            if not live:
-                continue
-            value = nothing
-            for i in range(t):  # the exhaustive kernel's sum: float32, in query order
-                value += part[i]
-            if value > values[0]:
-                pos_h = zero
-                child = one
-                while child < size:
-                    child += np.uint64(values[child + one] < values[child])
-                    values[pos_h] = values[child]
-                    where[pos_h] = where[child]
-                    pos_h = child
-                    child = pos_h + pos_h + one
-                _rise(values, where, np.int64(pos_h), value, d)
-                threshold = np.float64(values[0])
-                while m < t and below[m + 1] * slack <= threshold:
-                    m += 1
+            for block in range((w1 - w0 + 63) >> 6):
+                if not marks[block]:
+                    continue
+                marks[block] = False
+                for j in range(block << 6, min((block + 1) << 6, w1 - w0)):
+                    partial = acc[j]
+                    if partial == 0.0:  # its bound below[m] cannot beat the smallest value
+                        continue
+                    acc[j] = 0.0
+                    if (partial + below[m]) * slack <= threshold:
+                        continue
+                    d = w0 + j
+                    live = True
+                    for r in range(m - 1, -1, -1):
+                        i = order[r]
+                        p = _seek(indices, look[i], end[i], d)
+                        look[i] = p
+                        if p < end[i] and indices[p] == d:
+                            partial += data[p]
+                        if (partial + below[r]) * slack <= threshold:
+                            live = False
+                            break
+                    if not live:
+                        continue
+                    value = nothing
+                    for i in range(t):  # the exhaustive kernel's sum: float32, in query order
+                        p = _seek(indices, look[i], end[i], d)
+                        look[i] = p
+                        if p < end[i] and indices[p] == d:
+                            value += data[p]
+                    if value > values[0]:
+                        pos_h = zero
+                        child = one
+                        while child < size:
+                            child += np.uint64(values[child + one] < values[child])
+                            values[pos_h] = values[child]
+                            where[pos_h] = where[child]
+                            pos_h = child
+                            child = pos_h + pos_h + one
+                        _rise(values, where, np.int64(pos_h), value, d)
+                        threshold = np.float64(values[0])
+            w0 = w1
         ranked = np.argsort(values[:k])  # bm25s's sort: ascending, read backwards
         count = 0
         for r in range(k):
@@ -335,7 +398,7 @@ PRUNE = ("auto", "on", "off")
 def prunable(matrix) -> bool:
     """Whether the pruned kernel can answer over ``matrix``: no scores of absence (bm25l, bm25+)
     and no score below 0 (lexir's lucene, robertson and atire matrices never have one)."""
-    return matrix.nonoccurrence is None and _ceilings(matrix) is not None
+    return matrix.nonoccurrence is None and _bounds(matrix) is not None
 
 
 def pruning_pays(matrix, k: int) -> bool:
@@ -343,24 +406,30 @@ def pruning_pays(matrix, k: int) -> bool:
     return matrix.num_docs >= _PRUNE_FROM and k <= _PRUNE_UP_TO_K and prunable(matrix)
 
 
-def _ceilings(matrix) -> np.ndarray | None:
-    """Each term's largest score (float64; 0 for an empty column), or None where some score is
-    below 0; computed once per matrix (a matrix is read only once built) and kept on it."""
+def _bounds(matrix):
+    """The terms' largest scores per window of ``2**_WINDOW_BITS`` documents (pointers, window
+    numbers, maxima), or None where some score is below 0; computed once per matrix (a matrix
+    is read only once built) and kept on it."""
     kept = getattr(matrix, "ceilings", None)
-    if kept is not None:
-        return kept[0]
-    data, indptr = np.asarray(matrix.data), np.asarray(matrix.indptr)
-    ceiling = None
+    if kept is not None and kept[0] == _WINDOW_BITS:
+        return kept[1]
+    data = np.asarray(matrix.data)
+    bounds = None
     if not len(data) or data.min() >= 0:
-        ceiling = np.zeros(len(indptr) - 1, dtype=np.float64)
-        filled = np.flatnonzero(np.diff(indptr) > 0)
-        if len(filled):
-            ceiling[filled] = np.maximum.reduceat(data, indptr[filled])
+        bounds = (*_window_maxima()(data, np.asarray(matrix.indptr), np.asarray(matrix.indices), _WINDOW_BITS),
+                  _WINDOW_BITS)
     try:
-        matrix.ceilings = (ceiling,)
+        matrix.ceilings = (_WINDOW_BITS, bounds)
     except AttributeError:  # a matrix-like object without the slot: computed each time
         pass
-    return ceiling
+    return bounds
+
+
+def _window_maxima():
+    global _COMPILED_MAXIMA
+    if _COMPILED_MAXIMA is None:
+        _COMPILED_MAXIMA = njit(nogil=True, cache=os.environ.get("LEXIR_NUMBA_CACHE") != "0")(_window_maxima_source)
+    return _COMPILED_MAXIMA
 
 
 def top_k(matrix, ids: np.ndarray, pointers: np.ndarray, k: int,
@@ -380,7 +449,7 @@ def top_k(matrix, ids: np.ndarray, pointers: np.ndarray, k: int,
     ids, pointers, k = np.asarray(ids, dtype=np.int64), np.asarray(pointers, dtype=np.int64), int(k)
     if prune == "on" and prunable(matrix) or prune == "auto" and pruning_pays(matrix, k):
         return compiled_pruned()(ids, pointers, k, bool(dedupe), matrix.data, matrix.indptr, matrix.indices,
-                                 num_docs, _ceilings(matrix))
+                                 num_docs, *_bounds(matrix))
     absent = matrix.nonoccurrence if matrix.nonoccurrence is not None else _NO_ABSENCE
     return compiled()(ids, pointers, k, bool(dedupe),
                       num_docs >= _BLOCKS_FROM, matrix.data, matrix.indptr, matrix.indices, num_docs,

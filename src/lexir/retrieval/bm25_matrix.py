@@ -70,7 +70,7 @@ class ScoreMatrix:
         self.data, self.indices, self.indptr = data, indices, indptr
         self.num_docs, self.nonoccurrence = int(num_docs), nonoccurrence
         self.params = dict(params or {})
-        self.ceilings = None  # (each term's largest score or None,), made by bm25_kernel when first needed
+        self.ceilings = None  # the pruned kernel's bounds, made by bm25_kernel when first needed
 
     @property
     def n_terms(self) -> int:

@@ -22,6 +22,26 @@ For the variants that score absent terms too (bm25l, bm25+: the matrix's ``nonoc
 document's score also gets the sum of the query terms' scores of absence, summed and added as
 bm25s adds it (float32, term by term); a document no term touched then scores that sum, which is
 what the block scan compares with instead of 0.
+
+Dynamic pruning (``prune``; :func:`_pruned_source`): block-max MaxScore, giving the exhaustive
+kernel's results bit for bit, ties and order included. The exhaustive kernel's heap does
+something only with a document scoring above its smallest value at that point; so the pruned
+kernel walks the documents in the same corpus order, pushes the first ``k`` as it does, and
+afterwards passes over a document only when an upper bound of its score is not above the heap's
+smallest value (where the exhaustive heap does nothing with it); every other document gets its
+exact score, summed as the exhaustive kernel sums it (float32, term by term in query order, from
+0), and goes through the same heap steps. The heap thus sees the same documents with the same
+scores in the same order, and ends, and sorts, the same. Bounds: each term's largest score in
+each window of ``2**_WINDOW_BITS`` documents (computed once per matrix); in a window, the terms
+with the smallest maxima whose sum cannot beat the heap's smallest value are "non-essential",
+the others' postings are summed per document (float64), and a document's bound is that sum plus
+the non-essential maxima, refined by looking its non-essential scores up one by one (galloping
+search). The bounds are summed in float64 and multiplied by ``1 + (t + 2) * 2**-22`` for ``t``
+terms before being compared, which covers the float32 sum's rounding (a sequential float32 sum
+of ``t`` scores >= 0 exceeds their real sum by a factor below ``(1 + 2**-24) ** t``). Pruning
+needs every score >= 0 and no scores of absence (bm25l, bm25+ are scored exhaustively).
+Measured (benchmarks/bench_pruning.py), it pays only for short queries, small ``k`` and large
+corpora: ``prune="auto"`` (the default) chooses it there (:func:`pruning_pays`).
 """
 
 from __future__ import annotations
@@ -35,8 +55,11 @@ _COMPILED = None
 _COMPILED_PRUNED = None
 _COMPILED_MAXIMA = None
 _BLOCKS_FROM = 1 << 16  # documents: from this corpus size on, the scan skips untouched blocks
-_PRUNE_FROM = 1 << 16  # documents: prune="auto" prunes from this corpus size on ...
-_PRUNE_UP_TO_K = 100  # ... and for k up to this
+# prune="auto" prunes from this corpus size on, batches of queries with at most these many
+# known terms on average: k <= 10, 8 terms; k <= 100, 4 (measured on 961k German units:
+# 1.2 to 2.3 times as fast there; 0.5 times for long questions; no gain on 107k articles)
+_PRUNE_FROM = 1 << 19
+_PRUNE_UP_TO = ((10, 8.0), (100, 4.0))
 _WINDOW_BITS = 13  # the pruned kernel's windows: 8192 documents
 
 
@@ -401,9 +424,13 @@ def prunable(matrix) -> bool:
     return matrix.nonoccurrence is None and _bounds(matrix) is not None
 
 
-def pruning_pays(matrix, k: int) -> bool:
-    """``prune="auto"``'s choice: prune where measured faster (benchmarks/bench_pruning.py)."""
-    return matrix.num_docs >= _PRUNE_FROM and k <= _PRUNE_UP_TO_K and prunable(matrix)
+def pruning_pays(matrix, k: int, terms_per_query: float = 0.0) -> bool:
+    """``prune="auto"``'s choice, from measurements (benchmarks/bench_pruning.py): prune a batch
+    of short queries (``terms_per_query``: their known terms on average) at small ``k`` over a
+    large corpus (``_PRUNE_FROM``, ``_PRUNE_UP_TO``), where it was faster; never long questions,
+    whose many terms leave most documents in the running (measured slower)."""
+    short = any(k <= most_k and terms_per_query <= most_terms for most_k, most_terms in _PRUNE_UP_TO)
+    return matrix.num_docs >= _PRUNE_FROM and short and prunable(matrix)
 
 
 def _bounds(matrix):
@@ -447,7 +474,8 @@ def top_k(matrix, ids: np.ndarray, pointers: np.ndarray, k: int,
         raise ValueError(f"prune={prune!r}: valid: {', '.join(PRUNE)}")
     num_docs = matrix.num_docs
     ids, pointers, k = np.asarray(ids, dtype=np.int64), np.asarray(pointers, dtype=np.int64), int(k)
-    if prune == "on" and prunable(matrix) or prune == "auto" and pruning_pays(matrix, k):
+    if prune == "on" and prunable(matrix) or prune == "auto" and pruning_pays(
+            matrix, k, np.count_nonzero(ids >= 0) / max(len(pointers) - 1, 1)):
         return compiled_pruned()(ids, pointers, k, bool(dedupe), matrix.data, matrix.indptr, matrix.indices,
                                  num_docs, *_bounds(matrix))
     absent = matrix.nonoccurrence if matrix.nonoccurrence is not None else _NO_ABSENCE

@@ -17,7 +17,8 @@ Corpora (``--corpus``):
 * ``pl-codes``   - the five Polish codes (4k articles), with pl-exams's questions as long queries.
 
 Query sets: ``long`` - gerlayqa-dev's 2,151 lay questions (pl-exams's questions for pl-codes);
-``short`` - the corpus's article titles (up to ``--short`` of them, every n-th).
+``short`` - the corpus's article titles (up to ``--short`` of them, every n-th); with
+``--prefixes 1,4``, ``first1``, ``first4`` ... - the long questions cut to their first L known terms.
 
     PYTHONPATH=src LEXIR_DATA=../shared/data python benchmarks/bench_pruning.py --corpus de-gesetze
 """
@@ -68,6 +69,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--short", type=int, default=5000, help="at most this many titles as short queries")
     parser.add_argument("--long", type=int, default=0, help="at most this many long queries (0: all)")
+    parser.add_argument("--prefixes", default="",
+                        help="also query sets of the long questions' first L known terms, for each L given (1,2,4,8)")
     parser.add_argument("--window-bits", type=int, default=0,
                         help="the pruned kernel's windows: 2**bits documents (0: the kernel's default)")
     args = parser.parse_args(argv)
@@ -100,23 +103,28 @@ def main(argv=None) -> int:
 
     print(f"{'queries':>8} {'n':>6} {'terms/q':>8} {'k':>4} {'exhaustive q/s':>15} {'pruned q/s':>11} "
           f"{'speed-up':>9} {'same':>5}")
-    for label, texts in (("long", questions), ("short", titles)):
-        flat, pointers = retriever.terms().raw_batch(texts)
-        dedupe = retriever.dedupe_query
+    sets = [("long", retriever.terms().raw_batch(questions), retriever.dedupe_query),
+            ("short", retriever.terms().raw_batch(titles), retriever.dedupe_query)]
+    for size in [int(x) for x in args.prefixes.split(",") if x]:
+        firsts = [ids[:size] for ids in retriever.queries_ids(questions) if len(ids) >= size]
+        pointers = np.zeros(len(firsts) + 1, dtype=np.int64)
+        np.cumsum([len(x) for x in firsts], out=pointers[1:])
+        sets.append((f"first{size}", (np.concatenate(firsts).astype(np.int64), pointers), False))
+    for label, (flat, pointers), dedupe in sets:
         lengths = [len(set(x for x in flat[pointers[i]:pointers[i + 1]].tolist() if x >= 0))
-                   for i in range(len(texts))]
+                   for i in range(len(pointers) - 1)]
         for k in [int(x) for x in args.k.split(",")]:
             matrix.top_k(flat[:pointers[1]], pointers[:2], k, dedupe, "off")  # compile
             matrix.top_k(flat[:pointers[1]], pointers[:2], k, dedupe, "on")
             out = {}
 
-            def run(mode, k=k):
+            def run(mode, k=k, flat=flat, pointers=pointers, dedupe=dedupe, out=out):
                 out[mode] = matrix.top_k(flat, pointers, k, dedupe, mode)
 
             t_off = best(lambda: run("off"), args.rounds)
             t_on = best(lambda: run("on"), args.rounds)
             same = all(np.array_equal(a, b) for a, b in zip(out["off"], out["on"], strict=True))
-            n = len(texts)
+            n = len(pointers) - 1
             print(f"{label:>8} {n:>6} {np.mean(lengths):>8.1f} {k:>4} {n / t_off:>15,.0f} {n / t_on:>11,.0f} "
                   f"{t_off / t_on:>8.2f}x {'yes' if same else 'NO':>5}", flush=True)
     return 0

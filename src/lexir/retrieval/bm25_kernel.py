@@ -56,10 +56,11 @@ _COMPILED_PRUNED = None
 _COMPILED_MAXIMA = None
 _BLOCKS_FROM = 1 << 16  # documents: from this corpus size on, the scan skips untouched blocks
 # prune="auto" prunes from this corpus size on, batches of queries with at most these many
-# known terms on average: k <= 10, 8 terms; k <= 100, 4 (measured on 961k German units:
-# 1.2 to 2.3 times as fast there; 0.5 times for long questions; no gain on 107k articles)
+# known terms on average at these k: measured on 961k German units (bench_pruning.py), k = 10
+# with 1 to 8 terms 1.35 to 2.4 times as fast, k = 100 0.86 to 1.18 (no gain: not chosen), long
+# questions (57 terms) 0.4 to 0.5; on 107k articles 0.2 to 0.9 (exhaustive there)
 _PRUNE_FROM = 1 << 19
-_PRUNE_UP_TO = ((10, 8.0), (100, 4.0))
+_PRUNE_UP_TO = ((10, 8.0),)
 _WINDOW_BITS = 13  # the pruned kernel's windows: 8192 documents
 
 

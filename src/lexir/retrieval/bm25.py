@@ -21,6 +21,7 @@ import numpy as np
 from lexir.analysis import MODES, Analyzer, AnalyzerConfig
 from lexir.io.generations import loads, new_generation
 from lexir.io.markers import read_marker, write_marker
+from lexir.retrieval import bm25_kernel
 from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.bm25_matrix import METHODS, ScoreMatrix
 from lexir.retrieval.bm25_terms import QueryTerms
@@ -46,7 +47,7 @@ def document_tokens(analyzer: Analyzer, title: str, text: str, title_weight: int
 
 class BM25Retriever(Retriever):
     name = "bm25"
-    query_params = frozenset({"dedupe_query"})
+    query_params = frozenset({"dedupe_query", "prune"})
 
     def __init__(
         self,
@@ -56,6 +57,7 @@ class BM25Retriever(Retriever):
         method: str = "lucene",
         title_weight: int = 1,
         dedupe_query: bool = True,
+        prune: str = "auto",
     ) -> None:
         if method not in METHODS:
             raise ValueError(f"unknown BM25 method {method!r}; valid: {', '.join(METHODS)}")
@@ -65,6 +67,11 @@ class BM25Retriever(Retriever):
         self.k1, self.b, self.method = float(k1), float(b), method
         self.title_weight = int(title_weight)
         self.dedupe_query = dedupe_query
+        # Dynamic pruning of the top-k search (bm25_kernel.top_k): "auto" where it pays, "on",
+        # "off"; the same hits either way. Not saved with the index: a search-time choice.
+        if prune not in bm25_kernel.PRUNE:
+            raise ValueError(f"prune={prune!r}: valid: {', '.join(bm25_kernel.PRUNE)}")
+        self.prune = prune
         self.doc_ids: list[str] = []
         self.vocab: dict[str, int] = {}
         self.fingerprint = ""
@@ -180,7 +187,7 @@ class BM25Retriever(Retriever):
         k = min(k, len(self.doc_ids))
         if not len(flat) or k <= 0:
             return [([], []) for _ in range(n)]
-        return self.rows(*self.matrix.top_k(flat, pointers, k, dedupe))
+        return self.rows(*self.matrix.top_k(flat, pointers, k, dedupe, getattr(self, "prune", "auto")))
 
     def rows(self, docs: np.ndarray, scores: np.ndarray, positive: np.ndarray) -> list[tuple[list[str], list[float]]]:
         """The score matrix's :meth:`~ScoreMatrix.top_k` answer as (document ids, scores) per query,

@@ -22,6 +22,26 @@ For the variants that score absent terms too (bm25l, bm25+: the matrix's ``nonoc
 document's score also gets the sum of the query terms' scores of absence, summed and added as
 bm25s adds it (float32, term by term); a document no term touched then scores that sum, which is
 what the block scan compares with instead of 0.
+
+Dynamic pruning (``prune``; :func:`_pruned_source`): block-max MaxScore, giving the exhaustive
+kernel's results bit for bit, ties and order included. The exhaustive kernel's heap does
+something only with a document scoring above its smallest value at that point; so the pruned
+kernel walks the documents in the same corpus order, pushes the first ``k`` as it does, and
+afterwards passes over a document only when an upper bound of its score is not above the heap's
+smallest value (where the exhaustive heap does nothing with it); every other document gets its
+exact score, summed as the exhaustive kernel sums it (float32, term by term in query order, from
+0), and goes through the same heap steps. The heap thus sees the same documents with the same
+scores in the same order, and ends, and sorts, the same. Bounds: each term's largest score in
+each window of ``2**_WINDOW_BITS`` documents (computed once per matrix); in a window, the terms
+with the smallest maxima whose sum cannot beat the heap's smallest value are "non-essential",
+the others' postings are summed per document (float64), and a document's bound is that sum plus
+the non-essential maxima, refined by looking its non-essential scores up one by one (galloping
+search). The bounds are summed in float64 and multiplied by ``1 + (t + 2) * 2**-22`` for ``t``
+terms before being compared, which covers the float32 sum's rounding (a sequential float32 sum
+of ``t`` scores >= 0 exceeds their real sum by a factor below ``(1 + 2**-24) ** t``). Pruning
+needs every score >= 0 and no scores of absence (bm25l, bm25+ are scored exhaustively).
+Measured (benchmarks/bench_pruning.py), it pays only for short queries, small ``k`` and large
+corpora: ``prune="auto"`` (the default) chooses it there (:func:`pruning_pays`).
 """
 
 from __future__ import annotations
@@ -32,7 +52,16 @@ import numpy as np
 from numba import njit  # bm25s's numba backend imports it anyway
 
 _COMPILED = None
+_COMPILED_PRUNED = None
+_COMPILED_MAXIMA = None
 _BLOCKS_FROM = 1 << 16  # documents: from this corpus size on, the scan skips untouched blocks
+# prune="auto" prunes from this corpus size on, batches of queries with at most these many
+# known terms on average at these k: measured on 961k German units (bench_pruning.py), k = 10
+# with 1 to 8 terms 1.35 to 2.4 times as fast, k = 100 0.86 to 1.18 (no gain: not chosen), long
+# questions (57 terms) 0.4 to 0.5; on 107k articles 0.2 to 0.9 (exhaustive there)
+_PRUNE_FROM = 1 << 19
+_PRUNE_UP_TO = ((10, 8.0),)
+_WINDOW_BITS = 13  # the pruned kernel's windows: 8192 documents
 
 
 def _rise_source(values, where, pos, value, doc):  # pragma: no cover - compiled by numba
@@ -150,6 +179,226 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, a
     return top_docs, top_scores, positive
 
 
+def _seek_source(indices, p, e, d):  # pragma: no cover - compiled by numba
+    """The first position from ``p`` (below ``e``) whose document is not below ``d``:
+    galloping, then halving."""
+    if p >= e or indices[p] >= d:
+        return p
+    step = 1
+    while p + step < e and indices[p + step] < d:
+        p += step
+        step <<= 1
+    lo, hi = p + 1, min(p + step, e)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if indices[mid] < d:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+_seek = njit(nogil=True, inline="always")(_seek_source)
+
+
+def _window_maxima_source(data, indptr, indices, bits):  # pragma: no cover - compiled by numba
+    """For each term, the windows of ``2**bits`` documents its column reaches and its largest
+    score in each: (pointers per term, window numbers, maxima), a CSR of the block maxima."""
+    n_terms = len(indptr) - 1
+    counts = np.zeros(n_terms + 1, dtype=np.int64)
+    for term in range(n_terms):
+        last = -1
+        for j in range(indptr[term], indptr[term + 1]):
+            w = indices[j] >> bits
+            if w != last:
+                counts[term + 1] += 1
+                last = w
+    pointers = np.cumsum(counts)
+    windows = np.empty(pointers[-1], dtype=np.int32)
+    maxima = np.empty(pointers[-1], dtype=np.float64)
+    for term in range(n_terms):
+        slot = pointers[term] - 1
+        last = -1
+        for j in range(indptr[term], indptr[term + 1]):
+            w = indices[j] >> bits
+            if w != last:
+                slot += 1
+                windows[slot] = w
+                maxima[slot] = data[j]
+                last = w
+            elif data[j] > maxima[slot]:
+                maxima[slot] = data[j]
+    return pointers, windows, maxima
+
+
+def _pruned_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs,
+                   wpointers, wnumbers, wmaxima, bits):  # pragma: no cover - compiled by numba
+    """The exhaustive kernel's results, bit for bit, by block-max MaxScore (see the module):
+    documents in corpus order, each either scored exactly (float32, term by term in query order)
+    and offered to the same heap, or passed over because a bound shows it cannot beat the heap's
+    smallest value (where the exhaustive kernel's heap does nothing with it). Needs every score
+    >= 0 and no scores of absence; ``wpointers, wnumbers, wmaxima`` are the terms' largest
+    scores per window of ``2**bits`` documents (:func:`_window_maxima_source`)."""
+    n = len(pointers) - 1
+    k = min(k, num_docs)
+    top_scores = np.zeros((n, k), dtype=data.dtype)
+    top_docs = np.zeros((n, k), dtype=np.int32)
+    positive = np.zeros(n, dtype=np.int64)
+    seen = np.empty(0, dtype=np.int64)
+    values = np.empty(k + 1, dtype=data.dtype)
+    where = np.zeros(k + 1, dtype=np.int32)
+    values[k] = np.inf
+    zero, one, size = np.uint64(0), np.uint64(1), np.uint64(k)
+    nothing = np.zeros(1, dtype=data.dtype)[0]
+    longest = 0
+    for q in range(n):
+        longest = max(longest, pointers[q + 1] - pointers[q])
+    pos = np.empty(longest, dtype=np.int64)  # each term's cursor in its column, for summing
+    look = np.empty(longest, dtype=np.int64)  # ... and for looking documents up
+    end = np.empty(longest, dtype=np.int64)
+    wpos = np.empty(longest, dtype=np.int64)  # each term's cursor in its window maxima
+    wend = np.empty(longest, dtype=np.int64)
+    bound = np.empty(longest, dtype=np.float64)  # each term's largest score in the window
+    order = np.empty(longest, dtype=np.int64)  # query positions by bound, smallest first
+    below = np.empty(longest + 1, dtype=np.float64)  # below[m]: sum of the m smallest bounds
+    width = 1 << bits
+    acc = np.zeros(width, dtype=np.float64)  # a window's sums of essential scores
+    marks = np.zeros(max(width >> 6, 1), dtype=np.bool_)  # its blocks of 64 with a sum
+    for q in range(n):
+        start, stop = pointers[q], pointers[q + 1]
+        # The query's terms as the exhaustive kernel takes them (negatives, repeats skipped).
+        long_query = dedupe and stop - start > 64
+        if long_query and not len(seen):
+            seen = np.full(len(indptr) - 1, -1, dtype=np.int64)
+        t = 0
+        for p in range(start, stop):
+            term = ids[p]
+            if term < 0:
+                continue
+            if long_query:
+                if seen[term] == q:
+                    continue
+                seen[term] = q
+            elif dedupe:
+                repeat = False
+                for earlier in range(start, p):
+                    if ids[earlier] == term:
+                        repeat = True
+                        break
+                if repeat:
+                    continue
+            pos[t] = indptr[term]
+            end[t] = indptr[term + 1]
+            wpos[t] = wpointers[term]
+            wend[t] = wpointers[term + 1]
+            t += 1
+        # A float32 sum of t scores >= 0, term by term, exceeds the real sum by a factor below
+        # (1 + 2**-24) ** t; a float64 sum of bounds falls short of theirs by far less. A document
+        # whose float64 bound times `slack` is not above the heap's smallest value cannot enter it.
+        slack = 1.0 + (t + 2) * 2.0 ** -22
+        # The first k documents are pushed whatever their score, as the exhaustive kernel does.
+        for d in range(k):
+            value = nothing
+            for i in range(t):
+                p = pos[i]
+                if p < end[i] and indices[p] == d:
+                    value += data[p]
+                    pos[i] = p + 1
+            _rise(values, where, d, value, d)
+        look[:t] = pos[:t]
+        threshold = np.float64(values[0])
+        # Block-max MaxScore over windows of documents, as Lucene's MaxScoreBulkScorer: in each
+        # window, the terms whose window maxima together cannot lift a document above the
+        # heap's smallest value (the `m` smallest, "non-essential") find no documents; the
+        # others' postings are summed into `acc` (float64); a document whose sum plus the
+        # non-essential maxima cannot beat the smallest value is passed over, the others look
+        # up their non-essential scores (galloping search, given up as soon as the bound fails),
+        # and only a document still in the running is scored exactly and offered to the heap.
+        w0 = k
+        while w0 < num_docs:
+            window = w0 >> bits
+            w1 = min((window + 1) << bits, num_docs)
+            for i in range(t):
+                wp = wpos[i]
+                while wp < wend[i] and wnumbers[wp] < window:
+                    wp += 1
+                wpos[i] = wp
+                bound[i] = wmaxima[wp] if wp < wend[i] and wnumbers[wp] == window else 0.0
+            order[:t] = np.argsort(bound[:t])
+            below[0] = 0.0
+            for r in range(t):
+                below[r + 1] = below[r] + bound[order[r]]
+            m = 0
+            while m < t and below[m + 1] * slack <= threshold:
+                m += 1
+            if m == t:  # no document of the window can enter the heap
+                w0 = w1
+                continue
+            for r in range(m, t):
+                i = order[r]
+                p, e = _seek(indices, pos[i], end[i], w0), end[i]
+                while p < e:
+                    doc = indices[p]
+                    if doc >= w1:
+                        break
+                    acc[doc - w0] += data[p]
+                    marks[(doc - w0) >> 6] = True
+                    p += 1
+                pos[i] = p
+            for block in range((w1 - w0 + 63) >> 6):
+                if not marks[block]:
+                    continue
+                marks[block] = False
+                for j in range(block << 6, min((block + 1) << 6, w1 - w0)):
+                    partial = acc[j]
+                    if partial == 0.0:  # its bound below[m] cannot beat the smallest value
+                        continue
+                    acc[j] = 0.0
+                    if (partial + below[m]) * slack <= threshold:
+                        continue
+                    d = w0 + j
+                    live = True
+                    for r in range(m - 1, -1, -1):
+                        i = order[r]
+                        p = _seek(indices, look[i], end[i], d)
+                        look[i] = p
+                        if p < end[i] and indices[p] == d:
+                            partial += data[p]
+                        if (partial + below[r]) * slack <= threshold:
+                            live = False
+                            break
+                    if not live:
+                        continue
+                    value = nothing
+                    for i in range(t):  # the exhaustive kernel's sum: float32, in query order
+                        p = _seek(indices, look[i], end[i], d)
+                        look[i] = p
+                        if p < end[i] and indices[p] == d:
+                            value += data[p]
+                    if value > values[0]:
+                        pos_h = zero
+                        child = one
+                        while child < size:
+                            child += np.uint64(values[child + one] < values[child])
+                            values[pos_h] = values[child]
+                            where[pos_h] = where[child]
+                            pos_h = child
+                            child = pos_h + pos_h + one
+                        _rise(values, where, np.int64(pos_h), value, d)
+                        threshold = np.float64(values[0])
+            w0 = w1
+        ranked = np.argsort(values[:k])  # bm25s's sort: ascending, read backwards
+        count = 0
+        for r in range(k):
+            x = ranked[k - 1 - r]
+            top_scores[q, r] = values[x]
+            top_docs[q, r] = where[x]
+            if values[x] > 0:
+                count += 1
+        positive[q] = count
+    return top_docs, top_scores, positive
+
+
 def compiled():
     """The kernel, compiled on first use (kept in numba's on-disk cache unless
     ``LEXIR_NUMBA_CACHE=0``)."""
@@ -159,16 +408,79 @@ def compiled():
     return _COMPILED
 
 
+def compiled_pruned():
+    """The pruned kernel (MaxScore), compiled on first use, cached as :func:`compiled`."""
+    global _COMPILED_PRUNED
+    if _COMPILED_PRUNED is None:
+        _COMPILED_PRUNED = njit(nogil=True, cache=os.environ.get("LEXIR_NUMBA_CACHE") != "0")(_pruned_source)
+    return _COMPILED_PRUNED
+
+
+PRUNE = ("auto", "on", "off")
+
+
+def prunable(matrix) -> bool:
+    """Whether the pruned kernel can answer over ``matrix``: no scores of absence (bm25l, bm25+)
+    and no score below 0 (lexir's lucene, robertson and atire matrices never have one)."""
+    return matrix.nonoccurrence is None and _bounds(matrix) is not None
+
+
+def pruning_pays(matrix, k: int, terms_per_query: float = 0.0) -> bool:
+    """``prune="auto"``'s choice, from measurements (benchmarks/bench_pruning.py): prune a batch
+    of short queries (``terms_per_query``: their known terms on average) at small ``k`` over a
+    large corpus (``_PRUNE_FROM``, ``_PRUNE_UP_TO``), where it was faster; never long questions,
+    whose many terms leave most documents in the running (measured slower)."""
+    short = any(k <= most_k and terms_per_query <= most_terms for most_k, most_terms in _PRUNE_UP_TO)
+    return matrix.num_docs >= _PRUNE_FROM and short and prunable(matrix)
+
+
+def _bounds(matrix):
+    """The terms' largest scores per window of ``2**_WINDOW_BITS`` documents (pointers, window
+    numbers, maxima), or None where some score is below 0; computed once per matrix (a matrix
+    is read only once built) and kept on it."""
+    kept = getattr(matrix, "ceilings", None)
+    if kept is not None and kept[0] == _WINDOW_BITS:
+        return kept[1]
+    data = np.asarray(matrix.data)
+    bounds = None
+    if not len(data) or data.min() >= 0:
+        bounds = (*_window_maxima()(data, np.asarray(matrix.indptr), np.asarray(matrix.indices), _WINDOW_BITS),
+                  _WINDOW_BITS)
+    try:
+        matrix.ceilings = (_WINDOW_BITS, bounds)
+    except AttributeError:  # a matrix-like object without the slot: computed each time
+        pass
+    return bounds
+
+
+def _window_maxima():
+    global _COMPILED_MAXIMA
+    if _COMPILED_MAXIMA is None:
+        _COMPILED_MAXIMA = njit(nogil=True, cache=os.environ.get("LEXIR_NUMBA_CACHE") != "0")(_window_maxima_source)
+    return _COMPILED_MAXIMA
+
+
 def top_k(matrix, ids: np.ndarray, pointers: np.ndarray, k: int,
-          dedupe: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+          dedupe: bool = False, prune: str = "auto") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(document numbers, scores, positive) for each query of a batch, best first, over a
     :class:`~lexir.retrieval.bm25_matrix.ScoreMatrix`, as bm25s's ``retrieve`` finds them;
     ``positive[i]`` of row ``i``'s scores are above zero. Query ``i`` is the term ids
     ``ids[pointers[i]:pointers[i + 1]]``, negative ids skipped, and with ``dedupe`` a term's
-    repeats within its query."""
+    repeats within its query.
+
+    ``prune``: ``"off"`` scores every posting (the exhaustive kernel); ``"on"`` uses the pruned
+    kernel (MaxScore) wherever :func:`prunable` (else the exhaustive one); ``"auto"`` where it
+    pays (:func:`pruning_pays`). Both give the same results, bit for bit, ties included."""
+    if prune not in PRUNE:
+        raise ValueError(f"prune={prune!r}: valid: {', '.join(PRUNE)}")
     num_docs = matrix.num_docs
+    ids, pointers, k = np.asarray(ids, dtype=np.int64), np.asarray(pointers, dtype=np.int64), int(k)
+    if prune == "on" and prunable(matrix) or prune == "auto" and pruning_pays(
+            matrix, k, np.count_nonzero(ids >= 0) / max(len(pointers) - 1, 1)):
+        return compiled_pruned()(ids, pointers, k, bool(dedupe), matrix.data, matrix.indptr, matrix.indices,
+                                 num_docs, *_bounds(matrix))
     absent = matrix.nonoccurrence if matrix.nonoccurrence is not None else _NO_ABSENCE
-    return compiled()(np.asarray(ids, dtype=np.int64), np.asarray(pointers, dtype=np.int64), int(k), bool(dedupe),
+    return compiled()(ids, pointers, k, bool(dedupe),
                       num_docs >= _BLOCKS_FROM, matrix.data, matrix.indptr, matrix.indices, num_docs,
                       np.asarray(absent, dtype=matrix.data.dtype))
 

@@ -63,13 +63,14 @@ def tfc(method: str, tf, l_d, l_avg, k1: float, b: float, delta: float = DELTA):
 class ScoreMatrix:
     """Per-term columns of per-document BM25 scores (see the module); read only once built."""
 
-    __slots__ = ("data", "indices", "indptr", "nonoccurrence", "num_docs", "params")
+    __slots__ = ("ceilings", "data", "indices", "indptr", "nonoccurrence", "num_docs", "params")
 
     def __init__(self, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, num_docs: int,
                  nonoccurrence: np.ndarray | None = None, params: dict | None = None) -> None:
         self.data, self.indices, self.indptr = data, indices, indptr
         self.num_docs, self.nonoccurrence = int(num_docs), nonoccurrence
         self.params = dict(params or {})
+        self.ceilings = None  # the pruned kernel's bounds, made by bm25_kernel when first needed
 
     @property
     def n_terms(self) -> int:
@@ -126,12 +127,14 @@ class ScoreMatrix:
     # -- scoring ----------------------------------------------------------------------------
 
     def top_k(self, ids: np.ndarray, pointers: np.ndarray, k: int,
-              dedupe: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              dedupe: bool = False, prune: str = "auto") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(document numbers, scores, how many of each row's scores are above zero) of the best
         ``k`` documents of each query, best first, as bm25s's ``retrieve`` finds them. Query
         ``i`` is the term ids ``ids[pointers[i]:pointers[i + 1]]``, negative ids skipped, and
-        with ``dedupe`` a term's repeats within its query."""
-        return bm25_kernel.top_k(self, ids, pointers, k, dedupe)
+        with ``dedupe`` a term's repeats within its query. ``prune`` (auto, on, off): whether
+        dynamic pruning (MaxScore) skips documents; the same results either way
+        (:func:`lexir.retrieval.bm25_kernel.top_k`)."""
+        return bm25_kernel.top_k(self, ids, pointers, k, dedupe, prune)
 
     def scores(self, ids) -> np.ndarray:
         """Every document's score (float32, in document order) for the term ids ``ids``,

@@ -82,6 +82,27 @@ def _rise_source(values, where, pos, value, doc):  # pragma: no cover - compiled
 _rise = njit(nogil=True, inline="always")(_rise_source)
 
 
+def _kept_source(ids, start, p, q, term, long_query, dedupe, seen):  # pragma: no cover - compiled by numba
+    """Whether query position ``p`` (term ``term`` of query ``q``, which starts at ``start``) is
+    scored: not an unknown term or stopword (negative), and with ``dedupe`` not a repeat of an
+    earlier term of the query (a long query marks its terms in ``seen``, a short one looks back)."""
+    if term < 0:
+        return False
+    if long_query:
+        if seen[term] == q:
+            return False
+        seen[term] = q
+        return True
+    if dedupe:
+        for earlier in range(start, p):
+            if ids[earlier] == term:
+                return False
+    return True
+
+
+_kept = njit(nogil=True, inline="always")(_kept_source)
+
+
 def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, absent):  # pragma: no cover - compiled by numba
     n = len(pointers) - 1
     k = min(k, num_docs)
@@ -113,20 +134,8 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, a
             seen = np.full(len(indptr) - 1, -1, dtype=np.int64)
         for p in range(start, end):
             term = ids[p]
-            if term < 0:
+            if not _kept(ids, start, p, q, term, long_query, dedupe, seen):
                 continue
-            if long_query:
-                if seen[term] == q:
-                    continue
-                seen[term] = q
-            elif dedupe:
-                repeat = False
-                for earlier in range(start, p):
-                    if ids[earlier] == term:
-                        repeat = True
-                        break
-                if repeat:
-                    continue
             if scored_absent:
                 floor += absent[term]
             for j in range(indptr[term], indptr[term + 1]):
@@ -273,20 +282,8 @@ def _pruned_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs,
         t = 0
         for p in range(start, stop):
             term = ids[p]
-            if term < 0:
+            if not _kept(ids, start, p, q, term, long_query, dedupe, seen):
                 continue
-            if long_query:
-                if seen[term] == q:
-                    continue
-                seen[term] = q
-            elif dedupe:
-                repeat = False
-                for earlier in range(start, p):
-                    if ids[earlier] == term:
-                        repeat = True
-                        break
-                if repeat:
-                    continue
             pos[t] = indptr[term]
             end[t] = indptr[term + 1]
             wpos[t] = wpointers[term]

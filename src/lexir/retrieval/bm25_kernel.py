@@ -82,6 +82,42 @@ def _rise_source(values, where, pos, value, doc):  # pragma: no cover - compiled
 _rise = njit(nogil=True, inline="always")(_rise_source)
 
 
+def _replace_smallest_source(values, where, size, value, doc):  # pragma: no cover - compiled by numba
+    """Replace the heap's smallest value (its root) with ``value`` of ``doc``, as heapq's
+    ``heapreplace`` does: the hole sifted down to a leaf by the smaller child (the extra +inf slot
+    stands for a missing right child), then ``value`` risen from there."""
+    zero, one = np.uint64(0), np.uint64(1)
+    pos = zero
+    child = one
+    while child < size:
+        child += np.uint64(values[child + one] < values[child])
+        values[pos] = values[child]
+        where[pos] = where[child]
+        pos = child
+        child = pos + pos + one
+    _rise(values, where, np.int64(pos), value, doc)
+
+
+_replace_smallest = njit(nogil=True, inline="always")(_replace_smallest_source)
+
+
+def _ranked_source(values, where, k, scores_row, docs_row):  # pragma: no cover - compiled by numba
+    """The heap's ``k`` hits into one row, best first, as bm25s sorts them (numba's argsort,
+    ascending, read backwards); how many score above zero."""
+    order = np.argsort(values[:k])
+    count = 0
+    for r in range(k):
+        x = order[k - 1 - r]
+        scores_row[r] = values[x]
+        docs_row[r] = where[x]
+        if values[x] > 0:
+            count += 1
+    return count
+
+
+_ranked = njit(nogil=True, inline="always")(_ranked_source)
+
+
 def _kept_source(ids, start, p, q, term, long_query, dedupe, seen):  # pragma: no cover - compiled by numba
     """Whether query position ``p`` (term ``term`` of query ``q``, which starts at ``start``) is
     scored: not an unknown term or stopword (negative), and with ``dedupe`` not a repeat of an
@@ -121,7 +157,7 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, a
     values = np.empty(k + 1, dtype=data.dtype)
     where = np.zeros(k + 1, dtype=np.int32)
     values[k] = np.inf
-    zero, one, size = np.uint64(0), np.uint64(1), np.uint64(k)
+    size = np.uint64(k)
     scored_absent = len(absent) > 0
     nothing = np.zeros(1, dtype=data.dtype)[0]
     for q in range(n):
@@ -160,15 +196,7 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, a
             for d in range(block_start, block_end):
                 value = scores[d]
                 if value > values[0]:
-                    pos = zero
-                    child = one
-                    while child < size:
-                        child += np.uint64(values[child + one] < values[child])
-                        values[pos] = values[child]
-                        where[pos] = where[child]
-                        pos = child
-                        child = pos + pos + one
-                    _rise(values, where, np.int64(pos), value, d)
+                    _replace_smallest(values, where, size, value, d)
             block_start = block_end
         if not blocks or scored_absent:
             scores[:] = 0
@@ -176,15 +204,7 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, a
             if touched[block]:
                 scores[block << 6:min((block + 1) << 6, num_docs)] = 0
                 touched[block] = False
-        order = np.argsort(values[:k])  # bm25s's sort: ascending, read backwards
-        count = 0
-        for r in range(k):
-            x = order[k - 1 - r]
-            top_scores[q, r] = values[x]
-            top_docs[q, r] = where[x]
-            if values[x] > 0:
-                count += 1
-        positive[q] = count
+        positive[q] = _ranked(values, where, k, top_scores[q], top_docs[q])
     return top_docs, top_scores, positive
 
 
@@ -257,7 +277,7 @@ def _pruned_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs,
     values = np.empty(k + 1, dtype=data.dtype)
     where = np.zeros(k + 1, dtype=np.int32)
     values[k] = np.inf
-    zero, one, size = np.uint64(0), np.uint64(1), np.uint64(k)
+    size = np.uint64(k)
     nothing = np.zeros(1, dtype=data.dtype)[0]
     longest = 0
     for q in range(n):
@@ -373,26 +393,10 @@ def _pruned_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs,
                         if p < end[i] and indices[p] == d:
                             value += data[p]
                     if value > values[0]:
-                        pos_h = zero
-                        child = one
-                        while child < size:
-                            child += np.uint64(values[child + one] < values[child])
-                            values[pos_h] = values[child]
-                            where[pos_h] = where[child]
-                            pos_h = child
-                            child = pos_h + pos_h + one
-                        _rise(values, where, np.int64(pos_h), value, d)
+                        _replace_smallest(values, where, size, value, d)
                         threshold = np.float64(values[0])
             w0 = w1
-        ranked = np.argsort(values[:k])  # bm25s's sort: ascending, read backwards
-        count = 0
-        for r in range(k):
-            x = ranked[k - 1 - r]
-            top_scores[q, r] = values[x]
-            top_docs[q, r] = where[x]
-            if values[x] > 0:
-                count += 1
-        positive[q] = count
+        positive[q] = _ranked(values, where, k, top_scores[q], top_docs[q])
     return top_docs, top_scores, positive
 
 

@@ -43,7 +43,6 @@ from pathlib import Path
 from lexir.jurisdictions.fr.statutes import CodeSyntaxError, code_table, parse_code, source_of
 from lexir.structure.history import LawVersion, StatuteHistory, cached_history, gc_paused
 from lexir.structure.parsing import ParseError
-from lexir.types import Provision
 
 NAME = "fr-codes-history"
 # Bump when parsing or version building changes what a history holds.
@@ -149,7 +148,7 @@ def iter_french_versions(tar_path: str | Path, versions_tsv: str | Path, codes: 
         if not row.member:
             yield ParseError(str(versions_tsv), row.line, f"no archive member for commit {row.commit[:8]}")
     seen: set[str] = set()
-    previous: dict[str, dict[str, tuple[str, Provision]]] = {}  # code -> article id -> (text key, tree)
+    built: dict[str, dict] = {}  # code -> (label, body) -> article: one tree per text, shared by versions
     with tarfile.open(tar_path, "r:*") as tar:
         for member in tar:
             name = member.name.removeprefix("./")
@@ -162,7 +161,8 @@ def iter_french_versions(tar_path: str | Path, versions_tsv: str | Path, codes: 
                 continue
             seen.add(name)
             try:
-                parsed = parse_code(handle.read().decode("utf-8"), name, source=source_of(row.identifier))
+                parsed = parse_code(handle.read().decode("utf-8"), name, source=source_of(row.identifier),
+                                    built=built.setdefault(row.identifier, {}))
             except CodeSyntaxError as exc:
                 yield exc.error
                 continue
@@ -171,24 +171,11 @@ def iter_french_versions(tar_path: str | Path, versions_tsv: str | Path, codes: 
                 continue
             yield from parsed.problems
             act = parsed.act
-            prev = previous.setdefault(row.identifier, {})
-            shared: dict[str, tuple[str, Provision]] = {}
-            for n, article in enumerate(act.articles):
-                key = _tree_key(article)
-                old = prev.get(article.id)
-                if old is not None and old[0] == key:
-                    act.articles[n] = old[1]
-                shared[article.id] = (key, act.articles[n])
-            previous[row.identifier] = shared
             act.divisions = []  # the history keeps articles; divisions are read from today's codes
             yield LawVersion(act, row.source_date, name, row.subject)
     for name in sorted(set(by_member) - seen):
         row = by_member[name]
         yield ParseError(str(versions_tsv), row.line, f"no archive member {name} for this row")
-
-
-def _tree_key(article: Provision) -> str:
-    return "\1".join(f"{u.id}\0{u.text}" for u in article.walk())
 
 
 class FrenchHistory(StatuteHistory):

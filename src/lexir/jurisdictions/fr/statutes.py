@@ -137,6 +137,7 @@ _PREMIER = re.compile(r"^(\d+)\s*(?:er|ER|re)\b|^premier\b", re.IGNORECASE)
 _UNSAFE = re.compile(r"[/:@]")
 
 
+@lru_cache(maxsize=1 << 16)  # a history parses the same headings hundreds of times
 def article_label(printed: str) -> str:
     """An article number as printed made id-safe (module doc): ``L. 1232-1`` -> ``L1232-1``."""
     text = " ".join(printed.replace("\xa0", " ").split())
@@ -155,6 +156,7 @@ _NUMBER_TOKEN = re.compile(r"^(?:[A-Z]{1,3}\.?\*?|[A-Z]{0,3}\.?\*?\d[\w*.\-]*|bi
 _NAMED_ARTICLE = re.compile(r"^(?:liminaire|préliminaire|unique|annexe\b.*)$", re.IGNORECASE)
 
 
+@lru_cache(maxsize=1 << 16)
 def plain_article_number(line: str) -> str | None:
     """The printed number of a plain-format article line (``Article 23 L quater`` -> ``23 L
     quater``), None when the line is text (``Article 1er de la loi …``)."""
@@ -199,6 +201,7 @@ def _division_label(token: str) -> str:
     return _UNSAFE.sub("-", token) or "-"
 
 
+@lru_cache(maxsize=1 << 16)
 def classify_heading(text: str) -> tuple[str, str, int, str, str] | None:
     """``(level, label, rank, heading, title)`` of a structure heading (module doc), None for an
     empty one. ``heading`` is the number part (``Livre Ier``), ``title`` the words after `` : ``."""
@@ -370,9 +373,12 @@ def _front_matter(lines: list[str], path: str) -> tuple[dict[str, str], int]:
     raise CodeSyntaxError(ParseError(path, 1, "front matter not closed by ---"))
 
 
-def parse_code(markdown: str, path: str = "", source: str | None = None, strict: bool = False) -> ParsedCode:
+def parse_code(markdown: str, path: str = "", source: str | None = None, strict: bool = False,
+               built: dict[tuple[str, tuple[str, ...]], Provision] | None = None) -> ParsedCode:
     """One code's file (either format) as a :class:`ParsedCode`; ``source`` overrides the act id
-    (default: from the front matter's ``identifier`` through ``data/acts.tsv``).
+    (default: from the front matter's ``identifier`` through ``data/acts.tsv``). ``built`` keeps
+    the articles already built from a (label, body lines) of this code: a history's versions share
+    the trees of the articles they leave as they were, built once (never changed after).
 
     An article heading without a number (``##### Article`` alone: one in the CIBS, D/A471-35)
     raises :class:`CodeSyntaxError` when ``strict``; otherwise that article is left out (no label
@@ -396,7 +402,12 @@ def parse_code(markdown: str, path: str = "", source: str | None = None, strict:
             labels[label] += 1
             if labels[label] > 1:
                 label = f"{label}~{labels[label]}"
-            article = build_article(act_id, label, body)
+            key = (label, tuple(body))
+            article = built.get(key) if built is not None else None
+            if article is None:
+                article = build_article(act_id, label, body)
+                if built is not None:
+                    built[key] = article
             articles.append(article)
             tree.add_article(article.id)
 

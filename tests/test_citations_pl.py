@@ -298,6 +298,7 @@ def test_to_json_shape():
         "resolved_from": "explicit",
         "repealed": False,
         "also": [],  # further units of the same article (German "Abs. 1 und 4"); none here
+        "following": False,  # "§§ 1 ff.", "articles 1231-1 et suivants"
         "instrument": None,  # the EU instrument of kind eu
     }
     (bare,) = find_citations("art. 16 § 2")

@@ -204,6 +204,11 @@ def test_cite(client):
     assert [c["span"]["text"] for c in found[:2]] == ["art. 415 k.c.", "art. 148 § 1 k.k."]
     assert found[0]["id"] == "kc::415" and found[0]["corpora"] == ["pl-codes"]
     assert found[1]["unit_id"] == "kk::148/par:1" and found[1]["corpora"] == ["demo", "pl-codes"]
+    assert "annotated" not in r.json() or r.json()["annotated"] is None
+    marked = client.post("/v1/cite", json={"text": "Zgodnie z art. 415 k.c. & art. 1 k.x. <b>", "jurisdiction": "pl",
+                                           "annotate": True}).json()["annotated"]
+    assert marked == ('Zgodnie z <cite data-id="kc::415" data-unit="kc::415"><a href="/p/pl-codes/kc::415">'
+                      'art. 415 k.c.</a></cite> &amp; <cite class="unresolved">art. 1</cite> k.x. &lt;b&gt;')
     r = client.post("/v1/cite", json={"text": "x", "jurisdiction": "xx"})
     assert r.status_code == 400 and {"de", "el", "pl"} <= set(r.json()["error"]["valid"])
     assert r.json()["error"]["field"] == "jurisdiction"

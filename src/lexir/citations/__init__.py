@@ -5,7 +5,8 @@ has its own finder and tables in its folder (``lexir.jurisdictions.<code>``). :f
 takes the order's code and asks the registry (:mod:`lexir.jurisdiction`) for its finder.
 """
 
+from lexir.citations.annotate import annotate
 from lexir.citations.extract import citation_codes, cite_lines, find_citations
 from lexir.citations.model import ActEntry, Citation, read_act_table
 
-__all__ = ["ActEntry", "Citation", "cite_lines", "citation_codes", "find_citations", "read_act_table"]
+__all__ = ["ActEntry", "Citation", "annotate", "cite_lines", "citation_codes", "find_citations", "read_act_table"]

@@ -24,7 +24,9 @@ asked for the other kinds. ``resolved_from`` says how the act was found:
 ``"explicit"`` (written with the reference), ``"group"`` (written once for a group: ``§ 18,
 § 19 KostO``), ``"prefix"`` (``HGB § 74``), ``"context"`` (the nearest act named before it in
 the same paragraph), ``"default"`` (the act being read), None when no act was found.
-``repealed`` is True when a sourced table lists the act as repealed (``FGG``).
+``repealed`` is True when a sourced table lists the act as repealed (``FGG``). ``following`` is True
+when the citation names an article and those after it (``§§ 1 ff.``, ``articles 1231-1 et
+suivants``): the citation's id is the first of them.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class Citation:
     repealed: bool = False
     also: tuple[dict[str, str], ...] = field(default=(), hash=False)
     instrument: str | None = None
+    following: bool = False  # "§§ 1 ff.", "articles 1231-1 et suivants": this article and those after it
 
     @property
     def paths(self) -> tuple[dict[str, str], ...]:
@@ -86,6 +89,7 @@ class Citation:
             "repealed": self.repealed,
             "also": [dict(p) for p in self.also],
             "instrument": self.instrument,
+            "following": self.following,
         }
 
 

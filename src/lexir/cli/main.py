@@ -458,6 +458,8 @@ def cite(
     default_act: str = typer.Option(None, "--default-act", help="Act of references that name none"),
     all_kinds: bool = typer.Option(False, "--all-kinds", help="German: also contract and by-law clauses, "
                                    "collection entries and commentary notes (field kind)"),
+    annotate: bool = typer.Option(False, "--annotate", help="Print the text as HTML with its citations marked "
+                                  "(<cite data-id=...>) instead of one JSON object per citation"),
 ):
     """Find statutory citations in text; print one JSON object per citation (span, act_raw, act, article,
     path, id, kind, resolved_from, repealed)."""
@@ -475,6 +477,12 @@ def cite(
     options: dict = {"default_act": default_act} if default_act else {}
     if all_kinds:
         options["kinds"] = None
+    if annotate:
+        from lexir.citations import annotate as mark
+        from lexir.citations import find_citations
+
+        print(mark(text, find_citations(text, jurisdiction, **options)))
+        return
     for line in cite_lines(text, jurisdiction, **options):
         print(line)
 

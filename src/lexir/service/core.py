@@ -233,10 +233,14 @@ def cited_by_within(graph, node: str) -> list[str]:
     return [graph.ids[j] for j in sorted(seen)]
 
 
-def cite(state: ServiceState, text: Any, jurisdiction: Any) -> dict[str, Any]:
+def cite(state: ServiceState, text: Any, jurisdiction: Any, annotated: bool = False) -> dict[str, Any]:
     """The citations in ``text``: span, act as written, canonical id (or null), the cited unit's id
     and citation, every unit one citation names (``§ 5 Abs. 1 Satz 1 und 4``: two; ``unit_ids``,
-    ``citations``), and the served corpora holding the cited article."""
+    ``citations``), and the served corpora holding the cited article; with ``annotated``, the text
+    as HTML with its citations marked, each linked to its page where a served corpus holds it."""
+    from urllib.parse import quote
+
+    from lexir.citations.annotate import annotate
     from lexir.citations.extract import citation_codes, find_citations
 
     if not isinstance(text, str):
@@ -248,7 +252,8 @@ def cite(state: ServiceState, text: Any, jurisdiction: Any) -> dict[str, Any]:
     if jurisdiction not in valid:
         raise ServiceError(f"no citation finder for jurisdiction {jurisdiction!r}", valid=valid, field="jurisdiction")
     out = []
-    for c in find_citations(text, jurisdiction):
+    found = find_citations(text, jurisdiction)
+    for c in found:
         item = c.to_json()
         item["act_raw"] = c.act_raw
         item["unit_id"] = c.unit_id
@@ -257,7 +262,13 @@ def cite(state: ServiceState, text: Any, jurisdiction: Any) -> dict[str, Any]:
         item["citations"] = [format_citation(uid, jurisdiction) for uid in c.unit_ids]
         item["corpora"] = [name for name, lc in state.corpora.items() if c.id and c.id in lc.units]
         out.append(item)
-    return {"jurisdiction": jurisdiction, "language": jurisdiction, "citations": out}
+    answer = {"jurisdiction": jurisdiction, "language": jurisdiction, "citations": out}
+    if annotated:
+        holder = {c.id: next((name for name, lc in state.corpora.items() if c.id in lc.units), None)
+                  for c in found if c.id}
+        answer["annotated"] = annotate(text, found, lambda c: f"/p/{quote(holder[c.id], safe='')}/"
+                                       f"{quote(c.unit_id or c.id, safe=':/@')}" if holder.get(c.id) else None)
+    return answer
 
 
 def resolve_target(state: ServiceState, id_or_citation: str, corpus: str | None,

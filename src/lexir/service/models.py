@@ -75,6 +75,7 @@ class CiteRequest(Body):
     text: str
     jurisdiction: str | None = None
     language: str | None = None
+    annotate: bool = False  # also the text as HTML with its citations marked (``annotated``)
 
 
 class VerifyRequest(Body):
@@ -236,6 +237,7 @@ class FoundCitation(Answer):
     repealed: bool
     also: list[dict[str, str]]
     instrument: str | None
+    following: bool = False
     unit_id: str | None
     citation: str | None
     unit_ids: list[str]
@@ -247,6 +249,8 @@ class Citations(Answer):
     jurisdiction: str
     language: str  # the same code (its old name)
     citations: list[FoundCitation]
+    annotated: str | None = Field(default=None, description="with annotate: the text as HTML, each citation a "
+                                  "<cite data-id=...>, linked to its page where a served corpus holds it")
 
 
 class Verification(Answer):

@@ -17,7 +17,7 @@ group
     ``C. civ.``), ``du présent code``, ``du même code``, a law (``de la loi n° …``), or an unknown
     code (``du code des marchés publics``). A code written before (``C. civ., art. 1103``) is a prefix.
 resolve
-    :func:`resolve` turns each group into :class:`FrenchCitation` s, one per article.
+    :func:`resolve` turns each group into :class:`Citation` s, one per article.
 
 Decisions (for the integrator):
 
@@ -48,7 +48,6 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from lexir.citations.model import Citation, read_act_table
 from lexir.jurisdictions.fr.statutes import article_label
@@ -56,16 +55,6 @@ from lexir.types import canonical_id
 
 DATA = Path(__file__).parent / "data"
 KnownArticles = Mapping[str, Collection[str]]
-
-
-@dataclass(frozen=True)
-class FrenchCitation(Citation):
-    """A :class:`~lexir.citations.model.Citation` that may say ``et suivants``."""
-
-    following: bool = False  # "article 1231-1 et suivants": this article and those after it
-
-    def to_json(self) -> dict[str, Any]:
-        return {**super().to_json(), "following": self.following}
 
 
 # ---------------------------------------------------------------------------
@@ -373,8 +362,8 @@ def _context_act(text: str, start: int, tokens: list[Token]) -> str | None:
 
 
 def resolve(text: str, groups: list[Group], tokens: list[Token], known: KnownArticles | None,
-            default_act: str | None, expand_ranges: bool) -> list[FrenchCitation]:
-    out: list[FrenchCitation] = []
+            default_act: str | None, expand_ranges: bool) -> list[Citation]:
+    out: list[Citation] = []
     for g in groups:
         act: str | None = None
         instrument: str | None = None
@@ -408,7 +397,7 @@ def resolve(text: str, groups: list[Group], tokens: list[Token], known: KnownArt
             for k, label in enumerate(labels):
                 path = member.path if k == 0 else (member.range_to.path if member.range_to and
                                                   label == member.range_to.label else {})
-                out.append(FrenchCitation(
+                out.append(Citation(
                     start, end, text[start:end], act, act_raw, label, dict(path),
                     canonical_id(act, label) if act else None, "statute", member_how, False, (), instrument,
                     following=member.following))
@@ -435,7 +424,7 @@ def find_citations(
     covered = [(g.start, g.end) for g in groups]
     for tok in tokens:  # laws named without an article: cited too, never as a code article
         if tok.kind == "law" and not any(s <= tok.start < e for s, e in covered):
-            cites.append(FrenchCitation(tok.start, tok.end, tok.text, None, tok.text, None, {}, None, "statute",
+            cites.append(Citation(tok.start, tok.end, tok.text, None, tok.text, None, {}, None, "statute",
                                         None, False, (), tok.instrument))
     if kinds is not None:
         cites = [c for c in cites if c.kind in kinds]

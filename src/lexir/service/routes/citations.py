@@ -14,7 +14,7 @@ router = APIRouter(tags=["citations"])
 
 @router.post("/v1/cite", response_model=Citations)
 def cite(body: CiteRequest, request: Request) -> JSONResponse:
-    return json_response(core.cite(state_of(request), body.text, body.jurisdiction or body.language))
+    return json_response(core.cite(state_of(request), body.text, body.jurisdiction or body.language, body.annotate))
 
 
 @router.post("/v1/verify", response_model=Verification)

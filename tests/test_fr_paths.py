@@ -108,6 +108,14 @@ def test_page_and_mcp_on_fr_codes(tmp_path_factory, tmp_path):
             assert page.inner_text("#citation") == "art. 1240 C. civ."
             assert "Sous-titre II" in page.inner_text("body") and TORT in page.inner_text(".text")
             page.screenshot(path=str(folder / "page-fr-provision.png"))
+            # the citations in a provision's text are marked and lead to the cited provision
+            page.goto(srv.url + "/p/fr-codes/Cciv::121")
+            page.wait_for_selector("article.provision .text cite")
+            cited = page.locator(".text cite[data-id='Cciv::120'] a").first
+            assert cited.inner_text() == "l'article 120"
+            cited.click()
+            page.wait_for_selector("article.provision")
+            assert page.inner_text("#citation") == "art. 120 C. civ."
             browser.close()
     finally:
         srv.stop()

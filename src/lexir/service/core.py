@@ -271,6 +271,31 @@ def cite(state: ServiceState, text: Any, jurisdiction: Any, annotated: bool = Fa
     return answer
 
 
+def annotated_text(state: ServiceState, corpus: str, unit_id: str, text: str) -> str:
+    """A provision's text as HTML with the citations in it marked (its legal order's finder, the
+    provision's own act for references naming none where the order reads them so), each linked to
+    the cited unit's page in ``corpus`` where it is there: what the page shows."""
+    from urllib.parse import quote
+
+    from lexir.citations.annotate import annotate
+    from lexir.jurisdiction import find_jurisdiction
+
+    loaded = state.get(corpus)
+    order = find_jurisdiction(loaded.jurisdiction or None)
+    if order is None or order.find_citations is None:
+        return annotate(text, [])
+    act = unit_id.split("::", 1)[0]
+    found = order.find_citations(text, default_act=act if order.graph_default_act else None)
+
+    def href(c) -> str | None:
+        uid = c.unit_id
+        while uid and uid not in loaded.units and "/" in uid:  # the deepest cited unit that exists
+            uid = uid.rsplit("/", 1)[0]
+        return f"/p/{quote(corpus, safe='')}/{quote(uid, safe=':/@')}" if uid in loaded.units else None
+
+    return annotate(text, found, href)
+
+
 def resolve_target(state: ServiceState, id_or_citation: str, corpus: str | None,
                    is_citation: bool | None = None) -> tuple[LoadedCorpus, str]:
     """A served unit from an id (``kc::415``) or a written citation (``art. 415 k.c.``)."""

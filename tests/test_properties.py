@@ -465,10 +465,10 @@ def test_german_context_lookup_is_linear(monkeypatch):
     calls = 0
     fits = german._fits
 
-    def counting(source, keyword):
+    def counting(source, keyword, *profile):
         nonlocal calls
         calls += 1
-        return fits(source, keyword)
+        return fits(source, keyword, *profile)
 
     monkeypatch.setattr(german, "_fits", counting)
     counts = []

@@ -47,7 +47,8 @@ import bisect
 import csv
 import functools
 import re
-from collections.abc import Collection, Mapping
+from collections import defaultdict
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
 
@@ -66,14 +67,64 @@ _MAX_RANGE = 200
 
 
 # ---------------------------------------------------------------------------
+# profiles: what the pipeline reads for one legal order
+
+
+def _plain_label(source: str, article: str, keyword: str, known: KnownArticles) -> str:
+    """The German label hook: :func:`resolve_article` (the keyword does not matter)."""
+    return resolve_article(source, article, known)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One legal order's tables and hooks for the citation pipeline of this module.
+
+    ``package`` holds ``data/`` with the tables named here: ``keywords`` (``kind<TAB>variants``;
+    a kind left out matches nothing), ``acts`` (:func:`lexir.citations.model.read_act_table`,
+    optional column ``units``), ``not_acts``, ``non_statutes`` and ``repealed`` (empty tables:
+    none apply). The pipeline reads units at the German levels ``abs``, ``satz``, ``nr``, ``lit``;
+    ``path_keys`` renames them in the citations it returns (Austria: ``nr`` -> ``z``; a level
+    renamed to None is read but left out of the path). ``eu``: EU instruments are read
+    (``kind="eu"``). ``roman_articles``: ``Art II`` is Artikel 2. ``article_number`` and
+    ``unknown_abbrev`` are the patterns of an article's number (groups ``n``, ``l``, optional
+    ``sl``: a letter after a space) and of an abbreviation the tables do not know.
+    ``prose_short_acts``: the abbreviations of two letters that name an act in prose (context).
+    ``label(source, article, keyword, known)``: the article label to report, given the labels
+    ``known`` holds for the source. Functions taking a profile cache per profile, so a profile
+    is frozen and hashable.
+    """
+
+    package: str
+    acts: str = "acts.tsv"
+    keywords: str = "keywords.tsv"
+    not_acts: str = "not_acts.txt"
+    non_statutes: str = "non_statutes.tsv"
+    repealed: str = "repealed.tsv"
+    path_keys: tuple[tuple[str, str | None], ...] = ()
+    eu: bool = True
+    roman_articles: bool = False
+    article_number: str = r"(?P<n>\d+)(?:(?P<l>[a-z])(?![\w])|\s(?P<sl>[a-z])(?![\w.]))?(?!\d)(?![.,]\d)"
+    # "KostO", "EMRK", "DS-GVO", "AGB-Gesetz", "LGlüG 2012"
+    unknown_abbrev: str = (rf"[A-ZÄÖÜ][{_WORD}]{{1,14}}(?:-(?:[A-ZÄÖÜ]{{2,}}[a-zäöü]*|Gesetz(?:es)?))?"
+                           rf"(?:\s+(?:19|20)\d\d(?!\d))?(?![{_WORD}\d])")
+    prose_short_acts: frozenset[str] = frozenset({"GG", "AO"})
+    label: Callable[[str, str, str, KnownArticles], str] = _plain_label
+
+
+GERMAN = Profile(package="lexir.jurisdictions.de")
+
+
+# ---------------------------------------------------------------------------
 # data
 
 
-def _data(name: str):
-    return resources.files(__package__) / "data" / name
+def _data(name: str, p: Profile = GERMAN):
+    return resources.files(p.package) / "data" / name
 
 
 def _alternation(variants: Collection[str]) -> str:
+    if not variants:
+        return "(?!)"  # a kind a profile's table leaves out: matches nothing
     return "|".join(re.escape(v) for v in sorted(variants, key=len, reverse=True))
 
 
@@ -94,12 +145,14 @@ class _Syntax:
     commentary: re.Pattern[str]
     literature: re.Pattern[str]
     land: re.Pattern[str]
+    unknown_abbrev: re.Pattern[str]
+    number: re.Pattern[str]
 
 
-def _kind_table(name: str) -> dict[str, list[str]]:
+def _kind_table(p: Profile, name: str) -> dict[str, list[str]]:
     """A ``kind<TAB>variant|variant...`` data file (``#`` comments and the header skipped)."""
     kinds: dict[str, list[str]] = {}
-    with _data(name).open(encoding="utf-8") as f:
+    with _data(name, p).open(encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
             if line.startswith("#") or line.startswith("kind\t") or not line.strip():
                 continue
@@ -111,8 +164,8 @@ def _kind_table(name: str) -> dict[str, list[str]]:
 
 
 @functools.cache
-def _syntax() -> _Syntax:
-    kinds = _kind_table("keywords.tsv")
+def _syntax(p: Profile) -> _Syntax:
+    kinds = defaultdict(list, _kind_table(p, p.keywords))
     keywords = kinds["para"] + kinds["para_plural"] + kinds["art"] + kinds["art_plural"]
     plural = frozenset(kinds["para_plural"] + ["Artt."])
     unit_kinds = {v: k for k in ("alt", "hs", "dlit", "lit", "nr", "satz", "abs") for v in kinds[k]}
@@ -133,7 +186,8 @@ def _syntax() -> _Syntax:
     rng = _alternation(kinds["range"])
     chain = _alternation(kinds["chain"])
     return _Syntax(
-        keyword=re.compile(rf"(?<![\w§])(?P<kw>{_alternation(keywords)})(?![{_WORD}])\s*(?=\d)"),
+        keyword=re.compile(rf"(?<![\w§])(?P<kw>{_alternation(keywords)})(?![{_WORD}])\s*"
+                           + (r"(?=\d|[IVXLC]+(?![\w]))" if p.roman_articles else r"(?=\d)")),
         plural=plural,
         unit=re.compile(rf"(?:{unit_alts})"),
         # "Satz 1 2. Alt.", "Abs. 1 1. Halbsatz": an alternative or half-sentence counted before its word
@@ -159,9 +213,11 @@ def _syntax() -> _Syntax:
         land=re.compile(rf"[ \t]+(?:{_alternation(kinds['land'])})(?![{_WORD}\-])"),
         not_acts=frozenset(
             line.strip()
-            for line in _data("not_acts.txt").read_text(encoding="utf-8").splitlines()
+            for line in _data(p.not_acts, p).read_text(encoding="utf-8").splitlines()
             if line.strip() and not line.startswith("#")
         ),
+        unknown_abbrev=re.compile(p.unknown_abbrev),
+        number=re.compile(p.article_number),
     )
 
 
@@ -186,10 +242,10 @@ def _name_key(text: str) -> tuple[str, ...]:
 
 
 @functools.cache
-def _acts() -> _Acts:
+def _acts(p: Profile) -> _Acts:
     by_abbrev: dict[str, str] = {}
     by_name: dict[tuple[str, ...], str] = {}
-    for entry in read_act_table(_data("acts.tsv")):
+    for entry in read_act_table(_data(p.acts, p)):
         for abbrev in entry.abbreviations:
             by_abbrev.setdefault(abbrev, entry.source)
         for name in entry.names:
@@ -204,15 +260,15 @@ def _acts() -> _Acts:
     )
 
 
-def act_source(designation: str) -> str | None:
+def act_source(designation: str, p: Profile = GERMAN) -> str | None:
     """The source id of an abbreviation (``BGB``, ``SGB V``) or name (``Sozialgerichtsgesetz``,
     ``des Sozialgerichtsgesetzes``), None when unknown. Abbreviations are tried as written, then
     ignoring case."""
-    acts = _acts()
+    acts = _acts(p)
     text = " ".join(designation.split())
     if text in acts.by_abbrev:
         return acts.by_abbrev[text]
-    lowered = _lower_abbrevs().get(text.lower())
+    lowered = _lower_abbrevs(p).get(text.lower())
     if lowered:
         return lowered
     bare = re.sub(r"^(?:des|der|dem|den)\s+", "", text)
@@ -222,10 +278,10 @@ def act_source(designation: str) -> str | None:
 
 
 @functools.cache
-def _lower_abbrevs() -> dict[str, str]:
+def _lower_abbrevs(p: Profile) -> dict[str, str]:
     out: dict[str, str] = {}
     ambiguous: set[str] = set()
-    for abbrev, source in _acts().by_abbrev.items():
+    for abbrev, source in _acts(p).by_abbrev.items():
         key = abbrev.lower()
         if key in out and out[key] != source:
             ambiguous.add(key)
@@ -237,30 +293,27 @@ def _lower_abbrevs() -> dict[str, str]:
 # act designations
 
 _TOKEN = re.compile(r"[^\s,;:()\[\]\"„“]+")
-# an abbreviation the tables do not know: "KostO", "EMRK", "DS-GVO", "AGB-Gesetz", "LGlüG 2012"
-_UNKNOWN_ABBREV = re.compile(rf"[A-ZÄÖÜ][{_WORD}]{{1,14}}(?:-(?:[A-ZÄÖÜ]{{2,}}[a-zäöü]*|Gesetz(?:es)?))?"
-                             rf"(?:\s+(?:19|20)\d\d(?!\d))?(?![{_WORD}\d])")
 _YEAR = re.compile(r"\s+(?:19|20)\d\d(?![\d.])")
 
 
-def _abbrev_at(text: str, pos: int) -> tuple[int, str] | None:
+def _abbrev_at(p: Profile, text: str, pos: int) -> tuple[int, str] | None:
     """(end, source) of the longest table abbreviation starting at ``pos``."""
-    acts = _acts()
+    acts = _acts(p)
     first = _TOKEN.match(text, pos)
     if not first or (first.group() not in acts.first_tokens
                      and first.group().rstrip(".") not in acts.first_tokens):
         return None
     tokens = []
-    p = pos
+    q = pos
     for _ in range(acts.max_tokens):
-        m = _TOKEN.match(text, p)
+        m = _TOKEN.match(text, q)
         if not m:
             break
         tokens.append(m)
-        nxt = p = m.end()
-        while p < len(text) and text[p] == " ":
-            p += 1
-        if p == nxt:
+        nxt = q = m.end()
+        while q < len(text) and text[q] == " ":
+            q += 1
+        if q == nxt:
             break
     for k in range(len(tokens), 0, -1):
         cand = text[pos : tokens[k - 1].end()]
@@ -274,9 +327,9 @@ def _abbrev_at(text: str, pos: int) -> tuple[int, str] | None:
 _NAME_WORD = re.compile(rf"[{_WORD}\d]+")
 
 
-def _name_at(text: str, pos: int) -> tuple[int, str] | None:
+def _name_at(p: Profile, text: str, pos: int) -> tuple[int, str] | None:
     """(end, source) of the longest act name starting at ``pos``."""
-    acts = _acts()
+    acts = _acts(p)
     first = _NAME_WORD.match(text, pos)
     if not first or _fold(first.group()) not in acts.first_words:
         return None
@@ -330,8 +383,8 @@ class _NonStatutes:
 
 
 @functools.cache
-def _non_statutes() -> _NonStatutes:
-    rows = _kind_table("non_statutes.tsv")
+def _non_statutes(p: Profile) -> _NonStatutes:
+    rows = _kind_table(p, p.non_statutes)
     endings = {e: k for k in ("contract", "bylaw") for e in rows.get(k, ())}
     return _NonStatutes(
         endings=endings,
@@ -345,11 +398,13 @@ _TREATY_ADJECTIVE = re.compile(r"(?:international|völkerrechtlich|zwischenstaat
 _ADJECTIVES = re.compile(rf"(?:[a-zäöü][{_WORD}]*(?:en|e|er|es)\s+){{1,2}}(?=[A-ZÄÖÜ])")
 
 
-def _non_statute_at(text: str, pos: int, adjectives: bool = False) -> tuple[int, str] | None:
+def _non_statute_at(p: Profile, text: str, pos: int, adjectives: bool = False) -> tuple[int, str] | None:
     """(end, kind) of a contract or by-law designation at ``pos`` (after its article; with
     ``adjectives``, after up to two adjectives: ``der geänderten Satzung``, ``des notariellen
     Vertrages``)."""
-    ns = _non_statutes()
+    ns = _non_statutes(p)
+    if not ns.endings:
+        return None
     if adjectives:
         adj = _ADJECTIVES.match(text, pos)
         if adj and _TREATY_ADJECTIVE.search(adj.group()):
@@ -369,12 +424,12 @@ def _non_statute_at(text: str, pos: int, adjectives: bool = False) -> tuple[int,
     return (m.end(), kind) if kind else None
 
 
-def _named_with_abbrev(name: str, abbr: str) -> bool:
+def _named_with_abbrev(p: Profile, name: str, abbr: str) -> bool:
     """Whether ``name (abbr)`` reads as a title with its abbreviation: a few capitalised words
     and an abbreviation of two capitals or more (not ``der Beklagten (Bekl.)``)."""
     words = name.split()
     return (0 < len(words) <= 8 and words[0][:1].isupper() and sum(ch.isupper() for ch in abbr) >= 2
-            and not any(ch.isdigit() for ch in abbr) and abbr not in _syntax().not_acts
+            and not any(ch.isdigit() for ch in abbr) and abbr not in _syntax(p).not_acts
             and abbr.upper() not in _ORGANISATIONS and not any(w in ("des", "der", "dem", "den") for w in words))
 
 
@@ -382,22 +437,22 @@ def _named_with_abbrev(name: str, abbr: str) -> bool:
 _ORGANISATIONS = frozenset({"EU", "EG", "EWG", "EWR", "EAG", "EURATOM", "EGKS", "WTO", "OSZE", "UN", "UNO", "EFTA"})
 
 
-def _with_paren(text: str, end: int, source: str) -> int:
+def _with_paren(p: Profile, text: str, end: int, source: str) -> int:
     """Take a following ``(SGB V)`` into the designation when it names the same act."""
     m = _PAREN_AFTER.match(text, end)
-    if m and act_source(m.group("abbr")) == source:
+    if m and act_source(m.group("abbr"), p) == source:
         return m.end()
     return end
 
 
-def _match_act(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
+def _match_act(p: Profile, text: str, pos: int) -> tuple[int, str | None, str, str] | None:
     """(end, source, as written, kind) of an act designation at ``pos``; kind is ``statute``,
     ``contract`` or ``bylaw``."""
-    syn = _syntax()
-    eu = _EU_ACT.match(text, pos)
+    syn = _syntax(p)
+    eu = _EU_ACT.match(text, pos) if p.eu else None
     if eu:
         return eu.end(), None, eu.group(), "eu"
-    found = _abbrev_at(text, pos)
+    found = _abbrev_at(p, text, pos)
     if found:
         end, source = found
         land = syn.land.match(text, end)
@@ -407,32 +462,32 @@ def _match_act(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
         if year and not re.match(r"\s*[.,]?\s*(?:S\.|Seite|Nr\.)", text[year.end() : year.end() + 8]):
             end = year.end()
         return end, source, text[pos:end], "statute"
-    name = _name_at(text, pos) if text[pos : pos + 1].isupper() else None
+    name = _name_at(p, text, pos) if text[pos : pos + 1].isupper() else None
     if name and (len(_name_key(text[pos : name[0]])) > 1 or _NAME_SUFFIX.search(_fold(text[pos : name[0]]))):
-        end = _with_paren(text, name[0], name[1])
+        end = _with_paren(p, text, name[0], name[1])
         return end, name[1], text[pos:end], "statute"
     art = syn.article_word.match(text, pos)
     if art:
-        found = _abbrev_at(text, art.end())  # "§ 242 des BGB", "Art. 3 des Grundgesetzes", "der 4. BImSchV"
+        found = _abbrev_at(p, text, art.end())  # "§ 242 des BGB", "Art. 3 des Grundgesetzes", "der 4. BImSchV"
         if found and (text[art.end()].isupper() or text[art.end()].isdigit()):
             return found[0], found[1], text[pos : found[0]], "statute"
-        name = _name_at(text, art.end())
+        name = _name_at(p, text, art.end())
         if name:
-            end = _with_paren(text, name[0], name[1])
+            end = _with_paren(p, text, name[0], name[1])
             return end, name[1], text[pos:end], "statute"
         paren = _PAREN_ABBREV.match(text, art.end())
         if paren:
             abbr = paren.group("abbr")
-            source = _acts().by_abbrev.get(abbr)
+            source = _acts(p).by_abbrev.get(abbr)
             if source:
                 return paren.end(), source, text[pos : paren.end()], "statute"
-        other = _non_statute_at(text, art.end(), adjectives=text[pos : pos + 3] in ("des", "der"))
+        other = _non_statute_at(p, text, art.end(), adjectives=text[pos : pos + 3] in ("des", "der"))
         if other:
             return other[0], None, text[pos : other[0]], other[1]
         unknown_name = _STATUTE_NAME.match(text, art.end())
         if unknown_name:
             return unknown_name.end(), None, text[pos : unknown_name.end()], "statute"
-        if paren and _named_with_abbrev(text[art.end() : paren.start("abbr") - 1], paren.group("abbr")):
+        if paren and _named_with_abbrev(p, text[art.end() : paren.start("abbr") - 1], paren.group("abbr")):
             # "§ 7 Abs 2 der Beitragsverfahrensgrundsätze Selbstzahler (BeitrVerfGrsSz)": a rule
             # named with its own abbreviation, which the tables do not know
             return paren.end(), None, text[pos : paren.end()], "statute"
@@ -440,7 +495,7 @@ def _match_act(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
     if text[pos : pos + 1].isupper():
         # a title the table does not know, in the nominative: "§ 3 Landesgebührengesetz", "§ 41
         # Gemeindeordnung" (a Land's act); a contract or by-law word first: "§ 5 Mietvertrag"
-        other = _non_statute_at(text, pos)
+        other = _non_statute_at(p, text, pos)
         if other:
             return other[0], None, text[pos : other[0]], other[1]
         title = _BARE_TITLE.match(text, pos)
@@ -449,7 +504,7 @@ def _match_act(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
             land = syn.land.match(text, end)
             end = land.end() if land else end
             return end, None, text[pos:end], "statute"
-    unknown = _UNKNOWN_ABBREV.match(text, pos)
+    unknown = syn.unknown_abbrev.match(text, pos)
     if unknown:
         word = unknown.group().split()[0]
         if (
@@ -512,7 +567,7 @@ def eu_instrument(designation: str) -> str | None:
 _PREFIX_YEAR = re.compile(r"(?<=[^\W\d_]) (?:18|19|20)\d\d")
 
 
-def _prefix_act(text: str, kw_start: int) -> tuple[int, str] | None:
+def _prefix_act(p: Profile, text: str, kw_start: int) -> tuple[int, str] | None:
     """(start, source) of a known act written right before the keyword (``HGB § 6``; with the
     year of its version, as juris lists the norms of a decision: ``GmbHG 1892 § 13 Abs 3``)."""
     end = kw_start
@@ -523,7 +578,7 @@ def _prefix_act(text: str, kw_start: int) -> tuple[int, str] | None:
     year = _PREFIX_YEAR.search(text, max(0, end - 12), end)
     if year and year.end() == end and year.start() > 0 and text[year.start() - 1] != ",":
         end = year.start()
-    acts = _acts()
+    acts = _acts(p)
     start = end
     for _ in range(acts.max_tokens):
         s = start
@@ -544,7 +599,13 @@ def _prefix_act(text: str, kw_start: int) -> tuple[int, str] | None:
 # references
 
 
-_NUMBER = re.compile(r"(?P<n>\d+)(?:(?P<l>[a-z])(?![\w])|\s(?P<sl>[a-z])(?![\w.]))?(?!\d)(?![.,]\d)")
+_ROMAN_NUMBER = re.compile(r"[IVXLC]+(?![\w])")
+_ROMAN_DIGITS = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
+
+
+def _roman_value(text: str) -> int:
+    values = [_ROMAN_DIGITS[ch] for ch in text]
+    return sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
 
 
 @dataclass
@@ -575,16 +636,19 @@ def _keyword(kw: re.Match[str]) -> str:
     return "§" if kw.group("kw").startswith("§") else "Art"
 
 
-def _number(text: str, pos: int, keyword: str = "§") -> tuple[int, str] | None:
-    m = _NUMBER.match(text, pos)
-    if not m or text[m.end() : m.end() + 1] == "/":
-        return None
-    letter = m.group("l") or m.group("sl") or ""
+def _number(p: Profile, text: str, pos: int, keyword: str = "§") -> tuple[int, str] | None:
+    if p.roman_articles and keyword == "Art" and (roman := _ROMAN_NUMBER.match(text, pos)):
+        end, label = roman.end(), str(_roman_value(roman.group()))  # "Art II": Artikel 2
+    else:
+        m = _syntax(p).number.match(text, pos)
+        if not m or text[m.end() : m.end() + 1] == "/":
+            return None
+        end, label = m.end(), m.group("n") + (m.group("l") or m.groupdict().get("sl") or "")
     if keyword == "Art":
-        inner = _INNER_PARA.match(text, m.end())
+        inner = _INNER_PARA.match(text, end)
         if inner:  # "Art. 229 § 5 EGBGB": § 5 inside Art. 229, the corpus's label "229§5"
-            return inner.end(), f"{m.group('n')}{letter}§{inner.group(1)}"
-    return m.end(), m.group("n") + letter
+            return inner.end(), f"{label}§{inner.group(1)}"
+    return end, label
 
 
 _INNER_PARA = re.compile(r"\s*§\s*(\d+[a-z]?)(?![\w/])")
@@ -597,9 +661,9 @@ _ROMAN_ABS = re.compile(r"\s+(?P<r>[IVX]{1,4})(?:\s+(?P<s>\d{1,2})(?=\s+[A-ZÄÖ
                         r"(?=\s+(?:\d|[A-ZÄÖÜ])|[,;)]|$)")
 
 
-def _units(text: str, pos: int, path: dict[str, str], level: str) -> tuple[int, dict[str, str], str]:
+def _units(p: Profile, text: str, pos: int, path: dict[str, str], level: str) -> tuple[int, dict[str, str], str]:
     """Read units (Abs. 1 S. 2 Nr. 3 lit. a) after ``pos``, each deeper than the one before."""
-    syn = _syntax()
+    syn = _syntax(p)
     path = dict(path)
     if level == "article":
         roman = _ROMAN_ABS.match(text, pos)
@@ -611,14 +675,14 @@ def _units(text: str, pos: int, path: dict[str, str], level: str) -> tuple[int, 
                 level = "satz"
             pos = roman.end()
     while True:
-        p = pos
-        while p < len(text) and text[p].isspace():
-            p += 1
-        m = syn.unit.match(text, p)
+        q = pos
+        while q < len(text) and text[q].isspace():
+            q += 1
+        m = syn.unit.match(text, q)
         if not m:
-            if "\n" in text[pos:p]:  # "Nummer 1\na) ...": the next item of a list, not a unit
+            if "\n" in text[pos:q]:  # "Nummer 1\na) ...": the next item of a list, not a unit
                 break
-            letter = _LETTER_ITEM.match(text, p) if level in ("nr", "lit") else None
+            letter = _LETTER_ITEM.match(text, q) if level in ("nr", "lit") else None
             if letter:  # "Nr. 1 a)", "Nr. 1 Buchst. a bb)": a letter item written as the law prints it
                 if level == "nr" and len(letter.group(1)) == 1:
                     path["lit"], level = letter.group(1), "lit"
@@ -626,7 +690,7 @@ def _units(text: str, pos: int, path: dict[str, str], level: str) -> tuple[int, 
                     break
                 pos = letter.end()
                 continue
-            ordinal = syn.ordinal_unit.match(text, p)
+            ordinal = syn.ordinal_unit.match(text, q)
             if not ordinal:
                 break
             pos = ordinal.end()
@@ -668,18 +732,18 @@ def _expand(first: str, last: str, source_known: Collection[str] | None) -> list
     return between
 
 
-def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
+def _group(p: Profile, text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
     """References of the group starting at keyword ``kw``; the end of the group."""
-    syn = _syntax()
+    syn = _syntax(p)
     plural = kw.group("kw") in syn.plural
-    num = _number(text, kw.end(), "§" if plural else _keyword(kw))
+    num = _number(p, text, kw.end(), "§" if plural else _keyword(kw))
     assert num is not None
-    end, path, level = _units(text, num[0], {}, "article")
+    end, path, level = _units(p, text, num[0], {}, "article")
     refs = [_Ref(kw.start(), end, num[1], path, level, plural, keyword=_keyword(kw))]
     ranges: list[tuple[int, int]] = []  # (index of first end, index of last end)
     while True:
         last = refs[-1]
-        act = _act_after(text, last.end)
+        act = _act_after(p, text, last.end)
         if act:
             a_end, source, raw, kind = act
             last.end = a_end
@@ -700,9 +764,9 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
             continue
         new_kw = syn.keyword.match(text, pos)
         if new_kw:
-            num = _number(text, new_kw.end(), "§" if new_kw.group("kw") in syn.plural else _keyword(new_kw))
+            num = _number(p, text, new_kw.end(), "§" if new_kw.group("kw") in syn.plural else _keyword(new_kw))
             if num:
-                e, path, level = _units(text, num[0], {}, "article")
+                e, path, level = _units(p, text, num[0], {}, "article")
                 refs.append(_Ref(pos, e, num[1], path, level, new_kw.group("kw") in syn.plural,
                                  keyword=_keyword(new_kw)))
                 if conn.group("range"):
@@ -713,11 +777,11 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
             # that names its own act: "§§ 167 VwGO, 708 Nr. 11, 711 ZPO", "§§ 166 VwGO, 114 ZPO"
             if not (last.plural and (conn.group("comma") or conn.group("join"))):
                 break
-            num = _number(text, pos)
+            num = _number(p, text, pos)
             if not num or syn.not_label.match(text, num[0]):
                 break
-            e, path, level = _units(text, num[0], {}, "article")
-            if not _reaches_act(text, e):
+            e, path, level = _units(p, text, num[0], {}, "article")
+            if not _reaches_act(p, text, e):
                 break
             refs.append(_Ref(pos, e, num[1], path, level, True, keyword=last.keyword))
             continue
@@ -728,40 +792,40 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
             kind = next(k for k in _UNIT_KINDS if unit.group(k))
             if kind not in _PATH_LEVELS:
                 break
-            e, path, level = _units(text, pos, _above(last.path, kind), _prev_level(kind))
+            e, path, level = _units(p, text, pos, _above(last.path, kind), _prev_level(kind))
             if e > pos:
                 refs.append(_Ref(pos, e, last.article, path, level, last.plural, keyword=last.keyword,
                                  via=_via(conn)))
                 continue
             break
-        if last.level == "article" or (last.plural and not _next_unit_label(text, pos, last, conn)):
-            num = _number(text, pos)
+        if last.level == "article" or (last.plural and not _next_unit_label(p, text, pos, last, conn)):
+            num = _number(p, text, pos)
             if not num or syn.not_label.match(text, num[0]):
                 break
-            e, path, level = _units(text, num[0], {}, "article")
+            e, path, level = _units(p, text, num[0], {}, "article")
             refs.append(_Ref(pos, e, num[1], path, level, last.plural, keyword=last.keyword))
             if conn.group("range"):
                 ranges.append((len(refs) - 2, len(refs) - 1))
             continue
-        above = _label_level(text, pos, last)
+        above = _label_level(p, text, pos, last)
         if above == "article":  # "Art. 3 Abs. 1, 20 Abs. 1 GG": Art. 20, not an Absatz 20
-            num = _number(text, pos, last.keyword)
+            num = _number(p, text, pos, last.keyword)
             if num:
-                e, path, level = _units(text, num[0], {}, "article")
+                e, path, level = _units(p, text, num[0], {}, "article")
                 refs.append(_Ref(pos, e, num[1], path, level, last.plural, keyword=last.keyword))
                 continue
         elif above is not None:  # "Abs. 1 Satz 1, 2 Satz 3": Absatz 2
             label = re.match(r"\d+[a-z]?", text[pos:])
             assert label is not None
             path = {**_above(last.path, above), above: label.group()}
-            e, path, level = _units(text, pos + label.end(), path, above)
+            e, path, level = _units(p, text, pos + label.end(), path, above)
             refs.append(_Ref(pos, e, last.article, path, level, last.plural, keyword=last.keyword, via=_via(conn)))
             continue
         label = re.compile(r"[a-z]{1,2}(?![\w])\)?" if last.level == "lit" else r"\d+[a-z]?(?![\w/]|[.,]\d)").match(text, pos)
         if not label or syn.not_label.match(text, label.end()):
             break
         path = {**_above(last.path, last.level), last.level: label.group().rstrip(")")}
-        e, path, level = _units(text, label.end(), path, last.level)
+        e, path, level = _units(p, text, label.end(), path, last.level)
         refs.append(_Ref(pos, e, last.article, path, last.level, last.plural, keyword=last.keyword, via=_via(conn)))
     return _with_ranges(refs, ranges), refs[-1].end
 
@@ -769,23 +833,23 @@ def _group(text: str, kw: re.Match[str]) -> tuple[list[_Ref], int]:
 _LABEL_THEN = re.compile(r"\d+[a-z]?(?![\w/.]|,\d)\s+(?:(?P<roman>[IVX]{1,4})(?=[\s,;)]|$))?")
 
 
-def _reaches_act(text: str, pos: int, steps: int = 4) -> bool:
+def _reaches_act(p: Profile, text: str, pos: int, steps: int = 4) -> bool:
     """Whether the references continuing at ``pos`` (``, 711 ZPO``) end in an act designation."""
-    syn = _syntax()
+    syn = _syntax(p)
     for _ in range(steps):
-        if _act_after(text, pos):
+        if _act_after(p, text, pos):
             return True
         conn = syn.connector.match(text, pos)
         if not conn or not conn.group().strip() or conn.group("chain"):
             return False
-        num = _number(text, conn.end())
+        num = _number(p, text, conn.end())
         if not num:
             return False
-        pos = _units(text, num[0], {}, "article")[0]
+        pos = _units(p, text, num[0], {}, "article")[0]
     return False
 
 
-def _label_level(text: str, pos: int, last: _Ref) -> str | None:
+def _label_level(p: Profile, text: str, pos: int, last: _Ref) -> str | None:
     """The level the bare number at ``pos`` labels, after a reference ending in a unit, when
     the unit written after the number rules out the level before it: an Absatz after it makes it
     a further article (``Art. 3 Abs. 1, 20 Abs. 1 GG``, ``Art. 2 Abs. 1, 1 Abs. 1 GG``, ``Art. 3
@@ -796,7 +860,7 @@ def _label_level(text: str, pos: int, last: _Ref) -> str | None:
         return None
     if m.group("roman"):
         return "article" if m.group("roman") in _ROMAN else None
-    unit = _syntax().unit.match(text, m.end())
+    unit = _syntax(p).unit.match(text, m.end())
     if not unit:
         return None
     kind = next(k for k in _UNIT_KINDS if unit.group(k))
@@ -805,7 +869,7 @@ def _label_level(text: str, pos: int, last: _Ref) -> str | None:
     return _prev_level(kind)
 
 
-def _next_unit_label(text: str, pos: int, last: _Ref, conn: re.Match[str]) -> bool:
+def _next_unit_label(p: Profile, text: str, pos: int, last: _Ref, conn: re.Match[str]) -> bool:
     """Whether the bare number at ``pos`` in a ``§§`` group continues the unit before it rather
     than naming a further §: joined by ``und``/``oder``, it is that unit's next label and no unit
     of the same or a higher level follows it (``§§ 3, 5 Abs. 1 Satz 1 und 2 Nr. 1``: Satz 2;
@@ -818,7 +882,7 @@ def _next_unit_label(text: str, pos: int, last: _Ref, conn: re.Match[str]) -> bo
     after = pos + m.end()
     while after < len(text) and text[after].isspace():
         after += 1
-    unit = _syntax().unit.match(text, after)
+    unit = _syntax(p).unit.match(text, after)
     if unit:
         kind = next(k for k in _UNIT_KINDS if unit.group(k))
         return kind in _READ_ONLY or _DEPTH[kind] > _DEPTH[last.level]
@@ -844,13 +908,13 @@ def _with_ranges(refs: list[_Ref], ranges: list[tuple[int, int]]) -> list[_Ref]:
     return out
 
 
-def _act_after(text: str, pos: int) -> tuple[int, str | None, str, str] | None:
-    p = pos
-    while p < len(text) and text[p] in " \t\n":
-        p += 1
-    if p == pos and p < len(text):
+def _act_after(p: Profile, text: str, pos: int) -> tuple[int, str | None, str, str] | None:
+    q = pos
+    while q < len(text) and text[q] in " \t\n":
+        q += 1
+    if q == pos and q < len(text):
         return None
-    return _match_act(text, p)
+    return _match_act(p, text, q)
 
 
 # "Beschwerden psychischer Art. 3 Jahre später": the noun Art (kind, sort) after an adjective or
@@ -871,20 +935,21 @@ def _noun_art(text: str, kw: re.Match[str]) -> bool:
 
 
 def _find(
+    p: Profile,
     text: str,
     known: KnownArticles | None,
     default_act: str | None,
     expand_ranges: bool,
 ) -> list[Citation]:
-    syn = _syntax()
+    syn = _syntax(p)
     out: list[Citation] = []
     groups: list[tuple[int, int]] = []
-    context = _Context.of(text)  # acts named before a reference, by line
+    context = _Context.of(p, text)  # acts named before a reference, by line
     pos = 0
     for kw in syn.keyword.finditer(text):
-        if kw.start() < pos or _number(text, kw.end()) is None or _noun_art(text, kw):
+        if kw.start() < pos or _number(p, text, kw.end(), _keyword(kw)) is None or _noun_art(text, kw):
             continue
-        refs, pos = _group(text, kw)
+        refs, pos = _group(p, text, kw)
         groups.append((kw.start(), pos))
         # "AP Nr. 4 zu § 59 HGB", "SozR 3-2500 § 13 Nr 33": an entry of a collection of decisions
         before = text[max(0, kw.start() - 40) : kw.start()]
@@ -898,9 +963,9 @@ def _find(
             for ref in refs:
                 ref.source = None
         for ref in refs:  # "Art. 4 EUV": the Treaty on European Union, not the ordinance EUV (§§ only)
-            if ref.source and ref.act_raw in _EU_ABBREVS and not _fits(ref.source, ref.keyword):
+            if p.eu and ref.source and ref.act_raw in _EU_ABBREVS and not _fits(ref.source, ref.keyword, p):
                 ref.source, ref.kind = None, "eu"
-        prefix = _prefix_act(text, kw.start()) if group_kind not in ("collection", "bill") else None
+        prefix = _prefix_act(p, text, kw.start()) if group_kind not in ("collection", "bill") else None
         origin: dict[int, str] = {}
         for i, ref in enumerate(refs):
             if ref.has_act:
@@ -913,7 +978,7 @@ def _find(
                 continue
             if ref.has_act:
                 fallback = ref
-            elif fallback is not None and _fits(fallback.source, ref.keyword):
+            elif fallback is not None and _fits(fallback.source, ref.keyword, p):
                 ref.source, ref.act_raw, ref.kind = fallback.source, fallback.act_raw, fallback.kind
                 origin[i] = "group"
         if prefix is not None:
@@ -932,7 +997,7 @@ def _find(
             if default_act:
                 ref.source, origin[i] = default_act, "default"
             elif group_kind != "collection":
-                ctx = _context_act(text, ref.start, out, ref.keyword, context)
+                ctx = _context_act(p, text, ref.start, out, ref.keyword, context)
                 if ctx:
                     ref.source, ref.act_raw, ref.kind = ctx
                     origin[i] = "context"
@@ -948,12 +1013,12 @@ def _find(
                 labels = known.get(source) if known is not None and source else None
                 between = _expand(ref.range_first, ref.range_last, labels)
                 for label in between or []:
-                    out.append(_citation(text, refs[i - 1].start, end_ref.end, source, end_ref.act_raw, label, {},
+                    out.append(_citation(p, text, refs[i - 1].start, end_ref.end, source, end_ref.act_raw, label, {},
                                          group_kind or end_ref.kind, origin.get(j), known))
                 continue
             article = ref.article
             if known is not None and ref.source:
-                article = resolve_article(ref.source, article, known)
+                article = p.label(ref.source, article, ref.keyword, known)
             prev = out[-1] if last_ref == i - 1 and out else None
             if (prev is not None and ref.via in ("join", "range") and prev.article == article
                     and prev.act == ref.source and prev.act_raw == ref.act_raw and prev.kind == kind):
@@ -966,11 +1031,11 @@ def _find(
                 out[-1] = replace(prev, end=ref.end, text=text[prev.start : ref.end], also=tuple(also),
                                   resolved_from=resolved)
             else:
-                out.append(_citation(text, ref.start, ref.end, ref.source, ref.act_raw, article, ref.path, kind,
+                out.append(_citation(p, text, ref.start, ref.end, ref.source, ref.act_raw, article, ref.path, kind,
                                      origin.get(i), known))
             last_ref = i
     if default_act is None:
-        out += _bare_units(text, out, groups, known)
+        out += _bare_units(p, text, out, groups, known)
     return out
 
 
@@ -998,7 +1063,7 @@ _MEMORANDUM = re.compile(
 _BARE_ABS = re.compile(r"(?<![\w.§/])(?:Abs\.|Absatz|Abs)\s*(?=\d)")
 
 
-def _bare_units(text: str, found: list[Citation], groups: list[tuple[int, int]],
+def _bare_units(p: Profile, text: str, found: list[Citation], groups: list[tuple[int, int]],
                 known: KnownArticles | None) -> list[Citation]:
     """``Abs. 2`` written alone, outside any § group: a unit of the § cited last before it in the
     same paragraph (``§ 19 Abs. 1 KostO. Nach Abs. 2 ...``). Only for decisions and other texts
@@ -1019,17 +1084,17 @@ def _bare_units(text: str, found: list[Citation], groups: list[tuple[int, int]],
         prev = cites[k] if k >= 0 and cites[k].start >= line_start else None
         if prev is None:
             continue
-        end, path, _ = _units(text, m.start(), {}, "article")
+        end, path, _ = _units(p, text, m.start(), {}, "article")
         if not path:
             continue
-        out.append(_citation(text, m.start(), end, prev.act, prev.act_raw, prev.article, path, prev.kind,
+        out.append(_citation(p, text, m.start(), end, prev.act, prev.act_raw, prev.article, path, prev.kind,
                              "context", known))
     return out
 
 
-def _fits(source: str | None, keyword: str) -> bool:
+def _fits(source: str | None, keyword: str, p: Profile = GERMAN) -> bool:
     """Whether an act can hold a reference by ``keyword`` (``§``/``Art``): unknown acts can."""
-    units = _units_of().get(source) if source else None
+    units = _units_of(p).get(source) if source else None
     return units is None or keyword in units
 
 
@@ -1040,6 +1105,7 @@ class _Context:
     acts. Without it every reference scanned all citations and mentions before it: quadratic in
     their number on long lines."""
 
+    p: Profile
     newlines: list[int]
     # (line start, keyword) -> the line's mentions of acts that fit the keyword, and their ends
     mentions: dict[tuple[int, str], list[tuple[int, str, str]]] = field(default_factory=dict)
@@ -1048,8 +1114,8 @@ class _Context:
     indexed: int = 0  # how many of the citations found are in ``cites``
 
     @classmethod
-    def of(cls, text: str) -> _Context:
-        return cls([m.start() for m in re.finditer("\n", text)])
+    def of(cls, p: Profile, text: str) -> _Context:
+        return cls(p, [m.start() for m in re.finditer("\n", text)])
 
     def line_start(self, pos: int) -> int:
         """The start of the line holding ``pos`` (as ``text.rfind("\\n", 0, pos) + 1``)."""
@@ -1061,12 +1127,12 @@ class _Context:
             if (c.act or c.act_raw) and c.resolved_from != "default":
                 line = self.line_start(c.start)
                 for keyword in ("§", "Art"):
-                    if _fits(c.act, keyword):
+                    if _fits(c.act, keyword, self.p):
                         self.cites.setdefault((line, keyword), []).append(c)
         self.indexed = len(found)
 
 
-def _context_act(text: str, pos: int, found: list[Citation], keyword: str = "§",
+def _context_act(p: Profile, text: str, pos: int, found: list[Citation], keyword: str = "§",
                  context: _Context | None = None) -> tuple[str | None, str, str] | None:
     """(source, as written, kind) of the act named last before ``pos`` in its paragraph: by a
     citation found before (``§ 19 KostO ... § 20``) or in the prose (``Nach dem SGB V ... § 240
@@ -1075,7 +1141,7 @@ def _context_act(text: str, pos: int, found: list[Citation], keyword: str = "§"
     the reference's kind is passed over (``Art. 3 GG … § 5``: the Grundgesetz has no §).
     ``context`` keeps what was looked up in ``text`` across calls (``found`` only grows)."""
     if context is None:
-        context = _Context.of(text)
+        context = _Context.of(p, text)
     context.index(found)
     line_start = context.line_start(pos)
     best: tuple[int, str | None, str, str] | None = None
@@ -1086,9 +1152,9 @@ def _context_act(text: str, pos: int, found: list[Citation], keyword: str = "§"
     key = (line_start, keyword)
     if key not in context.mentions:
         line_end = text.find("\n", pos)
-        mentions = _line_mentions(text, line_start, len(text) if line_end < 0 else line_end)
+        mentions = _line_mentions(p, text, line_start, len(text) if line_end < 0 else line_end)
         for kw in ("§", "Art"):
-            fitting = [m for m in mentions if _fits(m[1], kw)]
+            fitting = [m for m in mentions if _fits(m[1], kw, p)]
             context.mentions[line_start, kw] = fitting
             context.ends[line_start, kw] = [end for end, _, _ in fitting]
     # the last fitting mention that ends by ``pos`` (their ends increase)
@@ -1098,10 +1164,10 @@ def _context_act(text: str, pos: int, found: list[Citation], keyword: str = "§"
     return best[1:] if best else None
 
 
-def _line_mentions(text: str, start: int, end: int) -> list[tuple[int, str, str]]:
+def _line_mentions(p: Profile, text: str, start: int, end: int) -> list[tuple[int, str, str]]:
     """(end, source, as written) of the acts named in ``text[start:end]``, in order."""
     out: list[tuple[int, str, str]] = []
-    acts = _acts()
+    acts = _acts(p)
     last = start
     for m in _MENTION.finditer(text, start, end):
         if m.start() < last:
@@ -1111,12 +1177,12 @@ def _line_mentions(text: str, start: int, end: int) -> list[tuple[int, str, str]
             token = _TOKEN.match(text, m.start())
             if not token or token.group().rstrip(".") not in acts.first_tokens and token.group() not in acts.first_tokens:
                 continue
-        hit = _abbrev_at(text, m.start())
+        hit = _abbrev_at(p, text, m.start())
         # in prose a two-letter abbreviation is a court or a Land as often as an act (SG: Sozialgericht
         # or Soldatengesetz; MV: Mecklenburg-Vorpommern): only longer ones, and GG and AO, name an act
-        if hit and hit[0] - m.start() < 3 and text[m.start() : hit[0]] not in ("GG", "AO"):
+        if hit and hit[0] - m.start() < 3 and text[m.start() : hit[0]] not in p.prose_short_acts:
             hit = None
-        found = hit or _name_at(text, m.start())
+        found = hit or _name_at(p, text, m.start())
         if found and found[0] <= end:
             out.append((found[0], found[1], text[m.start() : found[0]]))
             last = found[0]
@@ -1133,7 +1199,7 @@ def _range_end(refs: list[_Ref], i: int) -> int:
     return k
 
 
-def _citation(text: str, start: int, end: int, source: str | None, act_raw: str, article: str,
+def _citation(p: Profile, text: str, start: int, end: int, source: str | None, act_raw: str, article: str,
               path: dict[str, str], kind: str = "statute", resolved_from: str | None = None,
               known: KnownArticles | None = None) -> Citation:
     return Citation(
@@ -1147,7 +1213,7 @@ def _citation(text: str, start: int, end: int, source: str | None, act_raw: str,
         id=article_id(source, article),
         kind=kind,
         resolved_from=resolved_from if (source or act_raw) else None,
-        repealed=_is_repealed(source, act_raw, article, known),
+        repealed=_is_repealed(p, source, act_raw, article, known),
         instrument=eu_instrument(re.sub(r"^(?:des|der|dem|den)\s+", "", act_raw)) if kind == "eu" else None,
     )
 
@@ -1165,10 +1231,10 @@ class Repealed:
 
 
 @functools.cache
-def repealed_acts() -> dict[str, Repealed]:
+def repealed_acts(p: Profile = GERMAN) -> dict[str, Repealed]:
     """The repealed acts decisions still cite, by abbreviation (``FGG``), with their sources."""
     out: dict[str, Repealed] = {}
-    with _data("repealed.tsv").open(encoding="utf-8") as f:
+    with _data(p.repealed, p).open(encoding="utf-8") as f:
         rows = csv.reader((ln for ln in f if not ln.startswith("#")), delimiter="\t", quoting=csv.QUOTE_NONE)
         for row in rows:
             if not row or row[0] == "abbreviation":
@@ -1177,10 +1243,10 @@ def repealed_acts() -> dict[str, Repealed]:
     return out
 
 
-def _is_repealed(source: str | None, act_raw: str, article: str | None, known: KnownArticles | None) -> bool:
+def _is_repealed(p: Profile, source: str | None, act_raw: str, article: str | None, known: KnownArticles | None) -> bool:
     if not act_raw:
         return False
-    row = repealed_acts().get(act_raw.split()[0].rstrip(".,;"))
+    row = repealed_acts(p).get(act_raw.split()[0].rstrip(".,;"))
     if row is None:
         return False
     if row.scope == "all":
@@ -1204,6 +1270,7 @@ def find_citations(
     *,
     expand_ranges: bool = True,
     kinds: Collection[str] | None = ("statute",),
+    profile: Profile = GERMAN,
 ) -> list[Citation]:
     """All German statutory citations in ``text``, in order of their spans' starts.
 
@@ -1212,17 +1279,27 @@ def find_citations(
     that name none (the law being read); without it such references take the act named last
     before them in the same paragraph (``resolved_from="context"``), else stay unresolved.
     ``kinds`` keeps only citations of those kinds (default: statutes; None: all, with contract
-    and by-law clauses, collection entries and commentary notes).
+    and by-law clauses, collection entries and commentary notes). ``profile``: the legal order
+    whose tables and hooks the pipeline reads (:class:`Profile`; German by default).
     """
     # court texts from juris and the like put no-break and thin spaces inside citations
     # ("§\xa0108\xa0FGO"): matched as spaces, reported as written
     work = _SPACES.sub(" ", text) if _SPACES.search(text) else text
-    cites = _find(work, known, default_act, expand_ranges)
+    cites = _find(profile, work, known, default_act, expand_ranges)
     if work is not text:
         cites = [replace(c, text=text[c.start : c.end]) for c in cites]
+    if profile.path_keys:
+        keys = dict(profile.path_keys)
+        cites = [replace(c, path=_renamed(c.path, keys), also=tuple(_renamed(a, keys) for a in c.also))
+                 for c in cites]
     if kinds is not None:
         cites = [c for c in cites if c.kind in kinds]
     return sorted(cites, key=lambda c: (c.start, c.end))
+
+
+def _renamed(path: Mapping[str, str], keys: Mapping[str, str | None]) -> dict[str, str]:
+    """``path`` with its levels named as a profile's ``path_keys`` say (None: left out)."""
+    return {keys.get(k, k): v for k, v in path.items() if keys.get(k, k) is not None}
 
 
 def resolve_article(source: str, article: str, known: KnownArticles) -> str:
@@ -1236,10 +1313,10 @@ def resolve_article(source: str, article: str, known: KnownArticles) -> str:
 
 
 @functools.cache
-def _units_of() -> dict[str, frozenset[str]]:
+def _units_of(p: Profile) -> dict[str, frozenset[str]]:
     """source -> the article keywords its text uses (column ``units`` of ``data/acts.tsv``)."""
     out: dict[str, frozenset[str]] = {}
-    with _data("acts.tsv").open(encoding="utf-8") as f:
+    with _data(p.acts, p).open(encoding="utf-8") as f:
         for line in f:
             if line.startswith("#") or line.startswith("source\t"):
                 continue

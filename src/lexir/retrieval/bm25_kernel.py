@@ -51,9 +51,7 @@ import os
 import numpy as np
 from numba import njit  # bm25s's numba backend imports it anyway
 
-_COMPILED = None
-_COMPILED_PRUNED = None
-_COMPILED_MAXIMA = None
+_COMPILED: dict = {}  # a numba source function -> its compiled kernel
 _BLOCKS_FROM = 1 << 16  # documents: from this corpus size on, the scan skips untouched blocks
 # prune="auto" prunes from this corpus size on, batches of queries with at most these many
 # known terms on average at these k: measured on 961k German units (bench_pruning.py), k = 10
@@ -400,21 +398,23 @@ def _pruned_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs,
     return top_docs, top_scores, positive
 
 
-def compiled():
-    """The kernel, compiled on first use (kept in numba's on-disk cache unless
+def _compiled(source):
+    """``source`` compiled on first use (kept in numba's on-disk cache unless
     ``LEXIR_NUMBA_CACHE=0``)."""
-    global _COMPILED
-    if _COMPILED is None:
-        _COMPILED = njit(nogil=True, cache=os.environ.get("LEXIR_NUMBA_CACHE") != "0")(_source)
-    return _COMPILED
+    kernel = _COMPILED.get(source)
+    if kernel is None:
+        kernel = _COMPILED[source] = njit(nogil=True, cache=os.environ.get("LEXIR_NUMBA_CACHE") != "0")(source)
+    return kernel
+
+
+def compiled():
+    """The exhaustive kernel, compiled on first use."""
+    return _compiled(_source)
 
 
 def compiled_pruned():
-    """The pruned kernel (MaxScore), compiled on first use, cached as :func:`compiled`."""
-    global _COMPILED_PRUNED
-    if _COMPILED_PRUNED is None:
-        _COMPILED_PRUNED = njit(nogil=True, cache=os.environ.get("LEXIR_NUMBA_CACHE") != "0")(_pruned_source)
-    return _COMPILED_PRUNED
+    """The pruned kernel (MaxScore), compiled on first use."""
+    return _compiled(_pruned_source)
 
 
 PRUNE = ("auto", "on", "off")
@@ -445,20 +445,14 @@ def _bounds(matrix):
     data = np.asarray(matrix.data)
     bounds = None
     if not len(data) or data.min() >= 0:
-        bounds = (*_window_maxima()(data, np.asarray(matrix.indptr), np.asarray(matrix.indices), _WINDOW_BITS),
+        maxima = _compiled(_window_maxima_source)
+        bounds = (*maxima(data, np.asarray(matrix.indptr), np.asarray(matrix.indices), _WINDOW_BITS),
                   _WINDOW_BITS)
     try:
         matrix.ceilings = (_WINDOW_BITS, bounds)
     except AttributeError:  # a matrix-like object without the slot: computed each time
         pass
     return bounds
-
-
-def _window_maxima():
-    global _COMPILED_MAXIMA
-    if _COMPILED_MAXIMA is None:
-        _COMPILED_MAXIMA = njit(nogil=True, cache=os.environ.get("LEXIR_NUMBA_CACHE") != "0")(_window_maxima_source)
-    return _COMPILED_MAXIMA
 
 
 def top_k(matrix, ids: np.ndarray, pointers: np.ndarray, k: int,

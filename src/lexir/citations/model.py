@@ -32,6 +32,7 @@ suivants``): the citation's id is the first of them.
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -96,6 +97,16 @@ class Citation:
 def article_id(act: str | None, article: str | None) -> str | None:
     """``kc::415``, or None when either part is unknown."""
     return canonical_id(act, article) if act and article else None
+
+
+def known_articles(documents: Iterable[Any]) -> dict[str, set[str]]:
+    """A finder's ``known``: source id -> the article labels of ``documents`` (a corpus, or any
+    objects with an ``id`` of the form ``SOURCE::ARTICLE``)."""
+    known: dict[str, set[str]] = {}
+    for doc in documents:
+        source, _, article = doc.id.partition("::")
+        known.setdefault(source, set()).add(article)
+    return known
 
 
 KINDS = ("statute", "contract", "bylaw", "collection", "commentary", "bill", "eu")

@@ -244,11 +244,9 @@ def cited_articles(corpus: Corpus) -> Callable[[Query], list[str]] | None:
     order = jurisdiction_of(corpus)
     if order is None or order.find_citations is None or not order.cited_first:
         return None
-    find = order.find_citations
-    known: dict[str, set[str]] = {}
-    for doc in corpus:
-        source, _, article = doc.id.partition("::")
-        known.setdefault(source, set()).add(article)
+    from lexir.citations.model import known_articles
+
+    find, known = order.find_citations, known_articles(corpus)
 
     def cited(query: Query) -> list[str]:
         return [c.id for c in find(query.text, known=known) if c.id]

@@ -54,6 +54,7 @@ class ExplicitReferences(Retriever):
 
     def __init__(self, base: Retriever, corpus: Corpus, language: str) -> None:
         from lexir.citations.extract import citation_codes
+        from lexir.citations.model import known_articles
         from lexir.jurisdiction import find_jurisdiction
 
         order = find_jurisdiction(corpus.jurisdiction or None, language)
@@ -61,9 +62,7 @@ class ExplicitReferences(Retriever):
             raise ValueError(f"no citation finder for the corpus's legal order ({corpus.jurisdiction or language!r}); "
                              f"valid: {', '.join(citation_codes())}")
         self.base, self.corpus, self.language, self.jurisdiction = base, corpus, language, order.code
-        self.known: dict[str, set[str]] = {}
-        for doc in corpus:
-            self.known.setdefault(doc.act, set()).add(doc.id.split("::", 1)[1])
+        self.known = known_articles(corpus)
 
     def cited(self, text: str) -> list[str]:
         from lexir.citations.extract import find_citations

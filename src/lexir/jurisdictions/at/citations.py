@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
-from lexir.citations.model import Citation
+from lexir.citations.model import Citation, known_articles
 from lexir.jurisdictions.de import citations as pipeline
 
 KnownArticles = Mapping[str, Collection[str]]
@@ -92,7 +92,7 @@ def act_source(abbreviation: str) -> str | None:
 
 def known_from_acts(acts) -> dict[str, set[str]]:
     """``known`` for :func:`find_citations` from parsed acts: source -> article labels."""
-    return {act.id: {a.label for a in act.articles} for act in acts}
+    return known_articles(article for act in acts for article in act.articles)
 
 
 def find_citations(

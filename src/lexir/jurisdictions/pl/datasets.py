@@ -22,6 +22,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from lexir.citations.model import known_articles
 from lexir.datasets.registry import Dataset, register
 from lexir.datasets.statutes import corpus_of
 from lexir.io.errors import FormatError
@@ -121,14 +122,6 @@ def load_codes(files: Mapping[str, str | Path], titles: Mapping[str, str] | None
 def _load_pl_codes(data_dir: Path) -> Corpus:
     table = code_table()
     return load_codes({src: data_dir / file for src, file, _ in table}, {src: title for src, _, title in table})
-
-
-def known_articles(corpus: Corpus) -> dict[str, set[str]]:
-    known: dict[str, set[str]] = {}
-    for doc in corpus:
-        src, _, article = doc.id.partition("::")
-        known.setdefault(src, set()).add(article)
-    return known
 
 
 # ---------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from lexir.jurisdiction import (
     code_of,
     find_jurisdiction,
     get_jurisdiction,
-    jurisdiction_for_act,
     jurisdictions,
     register_jurisdiction,
 )
@@ -48,7 +47,6 @@ def test_language_is_not_jurisdiction():
     assert code_of(plain) == "de"
     assert code_of(Corpus("folder", [Document("AT-ABGB::1", "x")], language="de", jurisdiction="at")) == "at"
     assert code_of(Corpus("folder", [Document("x::1", "x")], language="it")) == ""
-    assert jurisdiction_for_act("AT-StGB").code == "at" and jurisdiction_for_act("StGB") is None
     assert format_citation("x::5/co:2", "") == "5 co 2 x"
 
 

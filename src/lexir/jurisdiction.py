@@ -62,7 +62,6 @@ class Jurisdiction:
     language: str
     article: str = "{}"
     levels: Mapping[str, str] = field(default_factory=dict)
-    level_names: Mapping[str, str] = field(default_factory=dict)
     acts: Any = None  # a path or Traversable of the act table, or None
     find_citations: Callable[..., list] | None = None
     may_cite: Any = None  # a compiled pattern a text must match to hold a citation (None: any text may)
@@ -76,11 +75,9 @@ class Jurisdiction:
     home_of_language: bool = True
     id_prefix: str = ""
     datasets: tuple[str, ...] = ()
-    description: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "levels", MappingProxyType(dict(self.levels)))
-        object.__setattr__(self, "level_names", MappingProxyType(dict(self.level_names)))
         object.__setattr__(self, "query_formats", MappingProxyType(dict(self.query_formats)))
 
     def head(self, label: str, level: str = "article") -> str:
@@ -169,11 +166,3 @@ def code_of(corpus: Any) -> str:
     """The code of a corpus's legal order (:func:`jurisdiction_of`), "" when no order claims it."""
     order = jurisdiction_of(corpus)
     return order.code if order is not None else ""
-
-
-def jurisdiction_for_act(act_id: str) -> Jurisdiction | None:
-    """The order whose id prefix an act id carries (``AT-StGB``: Austria), else None."""
-    for j in jurisdictions():
-        if j.id_prefix and act_id.startswith(j.id_prefix):
-            return j
-    return None

@@ -33,12 +33,10 @@ AUSTRIA = register_jurisdiction(Jurisdiction(
     code="at", name="Austria", language="de",
     article="§ {}",
     levels={"abs": "Abs {}", "z": "Z {}", "lit": "lit {}", "sublit": "lit {}"},
-    level_names={"article": "Paragraph", "abs": "Absatz", "z": "Ziffer", "lit": "litera"},
     acts=resources.files(__name__) / "data" / "acts.tsv",
     find_citations=_find_citations,
     article_head=article_head,
     home_of_language=False,  # German text is German law unless a corpus says it is Austrian
     id_prefix="AT-",
     datasets=("lexir.jurisdictions.at.datasets",),
-    description="Austrian federal laws (RIS via LawAT), 17.07.2025",
 ))

@@ -73,11 +73,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lexir.jurisdictions.at import AUSTRIA
 from lexir.structure.parsing import LawSyntaxError, ParseError
 from lexir.structure.parsing import unique_labels as _unique
 from lexir.types import Act, Division, Provision, path_id
 
-SOURCE_PREFIX = "AT-"
+SOURCE_PREFIX = AUSTRIA.id_prefix  # "AT-": written once, in the record
 """Every Austrian source id is ``AT-<Kurztitel>``: ``AT-ABGB::1295``, never ``ABGB::1295``."""
 
 LANGUAGE = "de"

@@ -30,12 +30,10 @@ GERMANY = register_jurisdiction(Jurisdiction(
     article="§ {}",
     levels={"abs": "Abs. {}", "satz": "S. {}", "nr": "Nr. {}", "lit": "Buchst. {}", "dlit": "Doppelbuchst. {}",
             "tlit": "Dreifachbuchst. {}"},
-    level_names={"article": "Paragraph", "abs": "Absatz", "satz": "Satz", "nr": "Nummer", "lit": "Buchstabe"},
     acts=resources.files(__name__) / "data" / "acts.tsv",
     find_citations=_find_citations,
     may_cite=re.compile(r"§|Art|Abs|Satz|Nr|Buchst|Ziff"),  # the finder needs one of its keywords
     article_head=article_head,
     datasets=("lexir.jurisdictions.de.datasets", "lexir.jurisdictions.de.history_dataset",
               "lexir.jurisdictions.de.refex", "lexir.jurisdictions.de.lay"),
-    description="German federal laws (bundestag/gesetze), their history 2012-2022, refex decisions, lay questions",
 ))

@@ -19,9 +19,7 @@ GREECE = register_jurisdiction(Jurisdiction(
     code="el", name="Greece", language="el",
     article="άρθρο {}",
     levels={"par": "παρ. {}", "item": "περ. {}"},
-    level_names={"article": "άρθρο", "par": "παράγραφος", "item": "περίπτωση"},
     acts=resources.files(__name__) / "data" / "citation_acts.tsv",
     find_citations=_find_citations,
     datasets=("lexir.jurisdictions.el.datasets", "lexir.jurisdictions.el.greekbar"),
-    description="Greek statutes (Penal Code and eight laws), GreekBarRetrieval",
 ))

@@ -38,10 +38,8 @@ FRANCE = register_jurisdiction(Jurisdiction(
     code="fr", name="France", language="fr",
     article="art. {}",
     levels={"al": "al. {}", "item": "{}°", "lit": "{})"},
-    level_names={"article": "article", "al": "alinéa", "item": "numéro (1°)", "lit": "lettre (a)"},
     acts=resources.files(__name__) / "data" / "acts.tsv",
     find_citations=_find_citations,
     label=label,
     datasets=("lexir.jurisdictions.fr.datasets",),
-    description="French codes in force (legalize-fr), the Code du travail (legi-data), four codes since 1803",
 ))

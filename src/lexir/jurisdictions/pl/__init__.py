@@ -58,8 +58,6 @@ POLAND = register_jurisdiction(Jurisdiction(
     code="pl", name="Poland", language="pl",
     article="art. {}",
     levels={"par": "§ {}", "ust": "ust. {}", "pkt": "pkt {}", "lit": "lit. {}", "tiret": "tiret {}", "zd": "zd. {}"},
-    level_names={"article": "artykuł", "par": "paragraf", "ust": "ustęp", "pkt": "punkt", "lit": "litera",
-                 "tiret": "tiret", "zd": "zdanie"},
     acts=resources.files(__name__) / "data" / "acts.tsv",
     find_citations=_find_citations,
     label=superscript_label,
@@ -71,5 +69,4 @@ POLAND = register_jurisdiction(Jurisdiction(
     query_formats={"polishlawllm": _exams, "orycore": _orycore},
     corpus_reader=_read_codes,
     datasets=("lexir.jurisdictions.pl.datasets",),
-    description="Polish codes (PolishLawLLM), exam questions 2012-2023, OryCore exams",
 ))

@@ -94,12 +94,14 @@ class Jurisdiction:
 
 _REGISTRY: dict[str, Jurisdiction] = {}
 JURISDICTION_MODULES: list[str] = []
+_ORDERED: list[Jurisdiction] = []  # the registry in catalogue order; made again after any change
 
 
 def add_jurisdiction_modules(*modules: str) -> None:
     """Registers ``modules`` (dotted names) as ones whose import registers a jurisdiction; they are
     imported on the first lookup (:func:`get_jurisdiction`, :func:`jurisdictions`)."""
     JURISDICTION_MODULES.extend(m for m in modules if m not in JURISDICTION_MODULES)
+    _ORDERED.clear()
 
 
 def register_jurisdiction(jurisdiction: Jurisdiction) -> Jurisdiction:
@@ -107,6 +109,7 @@ def register_jurisdiction(jurisdiction: Jurisdiction) -> Jurisdiction:
     if known is not None and known is not jurisdiction:
         raise ValueError(f"jurisdiction {jurisdiction.code!r} registered twice")
     _REGISTRY[jurisdiction.code] = jurisdiction
+    _ORDERED.clear()
     return jurisdiction
 
 
@@ -129,7 +132,9 @@ def _catalogue_position(order: Jurisdiction) -> int:
 def jurisdictions() -> list[Jurisdiction]:
     """Every registered order, in catalogue order (whichever folder happened to be imported first)."""
     load_jurisdictions()
-    return sorted(_REGISTRY.values(), key=_catalogue_position)
+    if len(_ORDERED) != len(_REGISTRY):  # hit on every lookup: sorted once, not per call
+        _ORDERED[:] = sorted(_REGISTRY.values(), key=_catalogue_position)
+    return list(_ORDERED)
 
 
 def codes() -> list[str]:
@@ -148,7 +153,6 @@ def get_jurisdiction(code: str) -> Jurisdiction:
 def find_jurisdiction(code: str | None = None, language: str | None = None) -> Jurisdiction | None:
     """The order named by ``code``, else the order at home in ``language`` (German text: German
     law), else None (a corpus of a language no order claims: no citations, ids as they are)."""
-    load_jurisdictions()
     if code:
         return get_jurisdiction(code)
     for j in jurisdictions():

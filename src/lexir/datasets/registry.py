@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime
 import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -204,7 +205,8 @@ def _load_builtin_modules() -> None:
 
     for order in jurisdictions():
         for module in order.datasets:
-            importlib.import_module(module)
+            if module not in sys.modules:  # every lookup comes here: import each once
+                importlib.import_module(module)
 
 
 # ---------------------------------------------------------------------------

@@ -271,6 +271,14 @@ def cite(state: ServiceState, text: Any, jurisdiction: Any, annotated: bool = Fa
     return answer
 
 
+def deepest_unit(loaded: LoadedCorpus, unit_id: str) -> str | None:
+    """The deepest unit of ``unit_id``'s path that ``loaded`` holds (``kk::148/par:9`` -> ``kk::148``
+    where § 9 does not exist), None when not even its article is there."""
+    while unit_id not in loaded.units and "/" in unit_id:
+        unit_id = unit_id.rsplit("/", 1)[0]
+    return unit_id if unit_id in loaded.units else None
+
+
 def annotated_text(state: ServiceState, corpus: str, unit_id: str, text: str) -> str:
     """A provision's text as HTML with the citations in it marked (its legal order's finder, the
     provision's own act for references naming none where the order reads them so), each linked to
@@ -288,10 +296,8 @@ def annotated_text(state: ServiceState, corpus: str, unit_id: str, text: str) ->
     found = order.find_citations(text, default_act=act if order.graph_default_act else None)
 
     def href(c) -> str | None:
-        uid = c.unit_id
-        while uid and uid not in loaded.units and "/" in uid:  # the deepest cited unit that exists
-            uid = uid.rsplit("/", 1)[0]
-        return f"/p/{quote(corpus, safe='')}/{quote(uid, safe=':/@')}" if uid in loaded.units else None
+        uid = deepest_unit(loaded, c.unit_id) if c.unit_id else None
+        return f"/p/{quote(corpus, safe='')}/{quote(uid, safe=':/@')}" if uid else None
 
     return annotate(text, found, href)
 
@@ -318,10 +324,8 @@ def resolve_target(state: ServiceState, id_or_citation: str, corpus: str | None,
             if c.unit_id is None:
                 continue
             tried.append(c.unit_id)
-            uid = c.unit_id
-            while uid not in loaded.units and "/" in uid:  # the deepest cited unit that exists
-                uid = uid.rsplit("/", 1)[0]
-            if uid in loaded.units:
+            uid = deepest_unit(loaded, c.unit_id)
+            if uid:
                 return loaded, uid
     raise NotFound(f"the citation {text!r} names no provision of the served corpora"
                    + (f" (read as {', '.join(tried)})" if tried else ""), valid=list(state.corpora), field="citation")

@@ -238,7 +238,6 @@ def cite(state: ServiceState, text: Any, jurisdiction: Any, annotated: bool = Fa
     and citation, every unit one citation names (``§ 5 Abs. 1 Satz 1 und 4``: two; ``unit_ids``,
     ``citations``), and the served corpora holding the cited article; with ``annotated``, the text
     as HTML with its citations marked, each linked to its page where a served corpus holds it."""
-    from urllib.parse import quote
 
     from lexir.citations.annotate import annotate
     from lexir.citations.extract import citation_codes, find_citations
@@ -264,10 +263,8 @@ def cite(state: ServiceState, text: Any, jurisdiction: Any, annotated: bool = Fa
         out.append(item)
     answer = {"jurisdiction": jurisdiction, "language": jurisdiction, "citations": out}
     if annotated:
-        holder = {c.id: next((name for name, lc in state.corpora.items() if c.id in lc.units), None)
-                  for c in found if c.id}
-        answer["annotated"] = annotate(text, found, lambda c: f"/p/{quote(holder[c.id], safe='')}/"
-                                       f"{quote(c.unit_id or c.id, safe=':/@')}" if holder.get(c.id) else None)
+        answer["annotated"] = annotate(text, found, lambda c: next(
+            (page_link(lc, c.unit_id) for lc in state.corpora.values() if c.id in lc.units), None))
     return answer
 
 
@@ -279,11 +276,18 @@ def deepest_unit(loaded: LoadedCorpus, unit_id: str) -> str | None:
     return unit_id if unit_id in loaded.units else None
 
 
+def page_link(loaded: LoadedCorpus, unit_id: str) -> str | None:
+    """The page of the deepest unit of ``unit_id`` that ``loaded`` holds (``/p/CORPUS/ID``), or None."""
+    from urllib.parse import quote
+
+    uid = deepest_unit(loaded, unit_id)
+    return f"/p/{quote(loaded.name, safe='')}/{quote(uid, safe=':/@')}" if uid else None
+
+
 def annotated_text(state: ServiceState, corpus: str, unit_id: str, text: str) -> str:
     """A provision's text as HTML with the citations in it marked (its legal order's finder, the
     provision's own act for references naming none where the order reads them so), each linked to
     the cited unit's page in ``corpus`` where it is there: what the page shows."""
-    from urllib.parse import quote
 
     from lexir.citations.annotate import annotate
     from lexir.jurisdiction import find_jurisdiction
@@ -295,11 +299,7 @@ def annotated_text(state: ServiceState, corpus: str, unit_id: str, text: str) ->
     act = unit_id.split("::", 1)[0]
     found = order.find_citations(text, default_act=act if order.graph_default_act else None)
 
-    def href(c) -> str | None:
-        uid = deepest_unit(loaded, c.unit_id) if c.unit_id else None
-        return f"/p/{quote(corpus, safe='')}/{quote(uid, safe=':/@')}" if uid else None
-
-    return annotate(text, found, href)
+    return annotate(text, found, lambda c: page_link(loaded, c.unit_id) if c.unit_id else None)
 
 
 def resolve_target(state: ServiceState, id_or_citation: str, corpus: str | None,

@@ -29,7 +29,7 @@ SEED = int(os.environ.get("LEXIR_FUZZ_SEED", "19"))
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    srv = Server(["demo"], tmp_path_factory.mktemp("fuzz-cache"))
+    srv = Server(["demo", "--system", "bm25"], tmp_path_factory.mktemp("fuzz-cache"))
     yield srv
     srv.stop()
 

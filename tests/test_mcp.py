@@ -23,7 +23,7 @@ def run_session(tmp_path, script, corpora=("demo",), timeout=180):
     """Start ``lexir mcp CORPORA`` as a subprocess, initialise a client session, run ``script(session)``."""
     env = {"PYTHONPATH": str(REPO / "src"), "LEXIR_CACHE": str(tmp_path / "cache"),
            **{k: os.environ[k] for k in ("LEXIR_DATA", "PATH", "HOME") if k in os.environ}}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "lexir.cli.main", "mcp", *corpora],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "lexir.cli.main", "mcp", *corpora, "--system", "bm25"],
                                    env=env, cwd=str(REPO))
 
     async def main():
@@ -145,7 +145,7 @@ def test_streamable_http(tmp_path):
         port = s.getsockname()[1]
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "LEXIR_CACHE": str(tmp_path / "cache")}
     log = open(tmp_path / "mcp-http.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "lexir.cli.main", "mcp", "demo", "--http", "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "lexir.cli.main", "mcp", "demo", "--system", "bm25", "--http", "--port", str(port)],
                             env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.time() + 120

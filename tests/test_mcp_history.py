@@ -60,7 +60,7 @@ def mcp_out(tmp_path_factory, data_dir):
     env = {"PYTHONPATH": str(REPO / "src"), "LEXIR_CACHE": str(session_cache(tmp_path_factory)),
            "LEXIR_DATA": str(data_dir), **{k: os.environ[k] for k in ("PATH", "HOME") if k in os.environ}}
     params = StdioServerParameters(command=sys.executable, args=["-m", "lexir.cli.main", "mcp",
-                                                                 "de-gesetze-history", "demo"], env=env, cwd=str(REPO))
+                                                                 "de-gesetze-history", "demo", "--system", "bm25"], env=env, cwd=str(REPO))
     log = tmp_path_factory.mktemp("mcp-history") / "stderr.log"
 
     async def script(session):

@@ -31,9 +31,15 @@ def free_port() -> int:
 
 
 class Server:
-    """``python -m lexir.cli.main serve ...`` in a subprocess, stopped at the end."""
+    """``python -m lexir.cli.main serve ...`` in a subprocess, stopped at the end. Without a
+    ``--system`` in ``args`` it serves ``bm25`` alone: the tests that check what a search finds
+    check bm25's ranking, and a fresh cache would otherwise encode the corpus for ``recommended``
+    (the default, tested on its own in ``test_serve_default``)."""
 
-    def __init__(self, args: list[str], cache: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, args: list[str], cache: Path, env: dict[str, str] | None = None,
+                 default_systems: bool = False) -> None:
+        if "--system" not in args and not default_systems:
+            args = [*args, "--system", "bm25"]
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         full_env = {**os.environ, "LEXIR_CACHE": str(cache), "PYTHONPATH": str(REPO / "src"), **(env or {})}

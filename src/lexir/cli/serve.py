@@ -9,8 +9,13 @@ import typer
 
 from lexir.cli.main import CLIError, DataDir, app, err, guarded
 
-Systems = typer.Option(["bm25"], "--system", help="A system requests may use (repeatable; the first is the "
-                                                   "default), e.g. bm25 or 'rrf(systems=bm25+bm25(mode=stem))'")
+DEFAULT_SYSTEMS = ["recommended", "bm25"]
+Systems = typer.Option(DEFAULT_SYSTEMS, "--system", help="A system requests may use (repeatable; the first is the "
+                       "default), e.g. bm25 or 'rrf(systems=bm25+bm25(mode=stem))'. Default: recommended, and bm25 "
+                       "beside it, which answers while recommended's first build (a dense encoding) runs")
+# With several systems, a first system's build that takes longer than this goes on in the background
+# while the others answer (lexir.service.preparing); the console, /v1/corpora and the page show its progress.
+PREPARE_AFTER_S = 3.0
 
 
 def _state(corpora: list[str], systems: list[str], data_dir: Path | None, **settings):
@@ -23,7 +28,7 @@ def _state(corpora: list[str], systems: list[str], data_dir: Path | None, **sett
     from lexir.service.state import ServiceState, Settings
 
     state = ServiceState(Settings.from_env(systems=tuple(systems), data_dir=str(data_dir) if data_dir else None,
-                                           **settings))
+                                           prepare_after_s=PREPARE_AFTER_S, **settings))
     for spec in corpora or ["demo"]:
         err.print(f"loading {spec} …", highlight=False)
         state.add(spec, notify=lambda m: err.print(f"[yellow]{m}[/]", highlight=False))

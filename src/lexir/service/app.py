@@ -169,7 +169,8 @@ class _TooLarge(Exception):
 
 
 async def service_error(_request: Request, exc: ServiceError) -> JSONResponse:
-    return json_response(exc.to_json(), exc.status)
+    retry = getattr(exc, "retry_after_s", None)  # 503 of a system still being built
+    return json_response(exc.to_json(), exc.status, {"retry-after": str(retry)} if retry else None)
 
 
 async def validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:

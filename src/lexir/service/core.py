@@ -70,7 +70,7 @@ def request_retriever(state: ServiceState, loaded: LoadedCorpus, system: str | N
     served = state.retriever(loaded, system, {})  # refuses a system that is not served
     if not params and not typed:
         return served
-    system = system or state.settings.systems[0]
+    system = system or state.default_system(loaded)
     spec = parse_spec(system)
     definition = get_system(spec.name)
     try:
@@ -136,6 +136,7 @@ def search(state: ServiceState, corpus: str, queries: Sequence[tuple[str, str]],
     texts = [check_query(state, text, f"queries[{i}].text") for i, (_, text) in enumerate(queries)]
     for i, (qid, _) in enumerate(queries):
         check_text(qid, f"queries[{i}].id")
+    system = system or state.default_system(loaded)  # once: a background build may end meanwhile
     retriever = request_retriever(state, loaded, system, params, typed)
     analyze = hit_analyzer(retriever, loaded.language)
     # One batch through the retriever (its own batched search), under ids of our own: two queries
@@ -146,7 +147,7 @@ def search(state: ServiceState, corpus: str, queries: Sequence[tuple[str, str]],
         run, explained = retriever.explain_many(batch, k)
     else:
         run = retriever.search_many(batch, k)
-    shown = system or state.settings.systems[0]
+    shown = system
     out = []
     for (qid, _), q in zip(queries, batch, strict=True):
         results = ranked(run.get(q.id, {}))[:k]

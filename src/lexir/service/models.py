@@ -158,6 +158,14 @@ class Health(Answer):
     corpora: list[str]
 
 
+class Preparing(Answer):
+    system: str
+    done: int = Field(description="provisions indexed so far")
+    total: int
+    eta_s: float | None = Field(description="seconds left at the rate so far")
+    error: str | None = Field(description="why the build failed (then the system stays unavailable)")
+
+
 class CorpusInfo(Answer):
     name: str
     language: str
@@ -166,6 +174,9 @@ class CorpusInfo(Answer):
     provisions: int
     units: int
     systems: list[str]
+    default_system: str = Field(description="the system that answers a request naming none: the first served one "
+                                            "that is ready")
+    preparing: list[Preparing] = Field(description="served systems still being built in the background")
     graph: dict[str, int] | None = Field(description="statute graph edges by kind; null without structure")
     provenance: dict[str, Any]
     dates: dict[str, Any] | None = Field(description="a corpus with a history: its version dates (for as_of)")

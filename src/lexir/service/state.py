@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -54,6 +55,14 @@ class NotFound(ServiceError):
     code = "not_found"
 
 
+class Unavailable(ServiceError):
+    """A served system not ready yet (built in the background, :mod:`lexir.service.preparing`)."""
+
+    status = 503
+    code = "preparing"
+    retry_after_s = 5
+
+
 @dataclass
 class Settings:
     """Limits and switches; the defaults are the safe ones (loopback, no CORS, bounded work)."""
@@ -76,6 +85,10 @@ class Settings:
     dated_cache_mb: int = 1024  # LEXIR_DATED_CACHE_MB: memory for corpora as of a date (estimated)
     dated_loads: int = 1  # intervals of a history loaded at once (the others wait their turn)
     data_dir: str | None = None
+    # With several systems: when the first (default) takes longer than this many seconds to build
+    # (a dense encoding not cached yet), it goes on in the background while the others answer
+    # (lexir.service.preparing). None: every system is built before the corpus is served.
+    prepare_after_s: float | None = None
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Settings:
@@ -108,6 +121,7 @@ class LoadedCorpus:
     dates: dict[str, Any] | None = None  # for a corpus with a history: its version dates
     dated_key: tuple[str, str] | None = None  # for a corpus as of a date: (corpus, interval start)
     kept: dict[str, dict[str, Any]] = field(default_factory=dict)  # hit fields (lexir.structure.hits)
+    preparing: dict[str, Any] = field(default_factory=dict)  # system -> Preparation, built in the background
 
     @property
     def language(self) -> str:
@@ -179,10 +193,50 @@ class ServiceState:
         loaded.dates = None if is_path(spec) else _dates(spec, self.settings.data_dir)
         if graph and corpus.acts:
             loaded.graph = cached_graph(corpus, notify=notify)
-        for system in (*self.settings.systems, *self.settings.variants):
+        systems = (*self.settings.systems, *self.settings.variants)
+        background = self.settings.prepare_after_s is not None and len(self.settings.systems) > 1
+        for system in systems[1:] if background else systems:
             self.retriever(loaded, system, {})
+        if background:
+            self._prepare(loaded, systems[0], notify)
         self.corpora[name] = loaded
         return loaded
+
+    def _prepare(self, loaded: LoadedCorpus, system: str, notify: Callable[[str], None] | None) -> None:
+        """Build ``system`` over ``loaded``; when that takes longer than ``prepare_after_s``, let it
+        go on in a thread while the other served systems answer (:mod:`lexir.service.preparing`)."""
+        from lexir.retrieval.build import build_retriever
+        from lexir.service.preparing import Preparation
+
+        prep = Preparation(system, len(loaded.corpus), notify, loaded.name)
+        loaded.preparing[system] = prep
+
+        def build() -> None:
+            try:
+                retriever = build_retriever(loaded.corpus, system, {}, progress=prep.advance)
+            except Exception as exc:  # noqa: BLE001 - said on the console and to every request for it
+                prep.fail(f"{type(exc).__name__}: {exc}")
+                if notify is not None:
+                    notify(f"{system} over {loaded.name} {prep.status()}; answers come from "
+                           f"{self.default_system(loaded)}")
+                return
+            with loaded.build_lock:
+                loaded.retrievers[_param_key(system, {})] = retriever
+            loaded.preparing.pop(system, None)
+            if notify is not None and time.monotonic() - prep.started >= (self.settings.prepare_after_s or 0):
+                notify(f"{system} over {loaded.name} is ready: requests that name no system get it now")
+
+        thread = threading.Thread(target=build, name=f"lexir-prepare-{loaded.name}-{system}", daemon=True)
+        thread.start()
+        thread.join(self.settings.prepare_after_s)
+        if thread.is_alive() and notify is not None:
+            notify(f"{system} over {loaded.name} takes longer (an encoding not cached yet): it is built in the "
+                   f"background; until it is ready, requests that name no system get "
+                   f"{self.default_system(loaded)}, and /v1/corpora shows the progress")
+
+    def default_system(self, loaded: LoadedCorpus) -> str:
+        """The system that answers a request naming none: the first served one that is ready."""
+        return next((s for s in self.settings.systems if s not in loaded.preparing), self.settings.systems[0])
 
     def settle(self) -> None:
         """Call once everything is loaded: a collection, then the loaded objects moved to the
@@ -260,10 +314,15 @@ class ServiceState:
         """The retriever of an allowed ``system`` with ``params`` over ``loaded``, built once."""
         from lexir.retrieval.build import build_retriever
 
-        system = system or self.settings.systems[0]
+        system = system or self.default_system(loaded)
         if system not in self.settings.systems and system not in self.settings.variants:
             raise ServiceError(f"system {system!r} is not served; served: {', '.join(self.settings.systems)}",
                                valid=list(self.settings.systems), field="system")
+        prep = loaded.preparing.get(system)
+        if prep is not None:
+            ready = [s for s in self.settings.systems if s not in loaded.preparing]
+            raise Unavailable(f"system {system!r} over {loaded.name!r} is {prep.status()}; ready now: "
+                              f"{', '.join(ready) or 'none'}", valid=ready, field="system")
         key = _param_key(system, params)
         found = loaded.retrievers.get(key)
         if found is not None:
@@ -321,6 +380,8 @@ class ServiceState:
                 "provisions": len(corpus),
                 "units": len(loaded.units),
                 "systems": list(self.settings.systems),
+                "default_system": self.default_system(loaded),
+                "preparing": [p.describe() for p in list(loaded.preparing.values())],
                 "graph": loaded.graph.stats()["edges"] if loaded.graph is not None else None,
                 "provenance": loaded.provenance,
                 "dates": loaded.dates,

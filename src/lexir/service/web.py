@@ -50,8 +50,11 @@ def _store(request: Request) -> Judgements:
 def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
     state = state_of(request)
     corpus = context.get("corpus") or state.default_corpus()
+    loaded = state.corpora.get(corpus) if corpus else None
+    ready = state.default_system(loaded) if loaded is not None else state.settings.systems[0]
     base = {"corpora": list(state.corpora), "systems": list(state.settings.systems), "corpus": corpus,
-            "system": context.get("system") or state.settings.systems[0], "q": "", "error": None,
+            "system": context.get("system") or ready, "ready_system": ready, "q": "", "error": None,
+            "preparing": list(loaded.preparing.values()) if loaded is not None else [],
             "lang": state.corpora[corpus].language if corpus in state.corpora else "en"}
     return templates.TemplateResponse(request, name, {**base, **context}, status_code=status)
 

@@ -61,7 +61,8 @@ def test_changed_analysis_code_gets_its_own_index(tmp_path, cache, monkeypatch):
     analysis = Path(build.__file__).resolve().parents[1] / "analysis"
     # (unwrapped: the per-process cached value would differ if a file were edited during the run)
     assert build.index_code_digest.__wrapped__() == code_digest(analysis, analysis.parent / "retrieval",
-                                                                analysis.parent / "structure")
+                                                                analysis.parent / "structure",
+                                                                analysis.parent / "jurisdictions")
     monkeypatch.setattr(build, "index_code_digest", lambda: "f" * 64)
     build_retriever(corpus, "bm25", {"mode": "stem"})
     assert len(list((cache / "indexes").iterdir())) == 2

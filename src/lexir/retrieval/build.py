@@ -47,9 +47,11 @@ CACHE_MARKER = "lexir-cache.json"
 @lru_cache(maxsize=1)
 def index_code_digest() -> str:
     """The digest of the code an index depends on: analysis (tokenizers, stemmers' settings, word
-    lists), retrieval (index formats) and structure (units, chunking)."""
+    lists), retrieval (index formats), structure (units, chunking) and the jurisdictions' parsers,
+    which make the unit trees that unit and chunk indexes are cut from (the corpus fingerprint
+    holds the texts, not the trees)."""
     package = Path(__file__).resolve().parents[1]
-    return code_digest(package / "analysis", package / "retrieval", package / "structure")
+    return code_digest(package / "analysis", package / "retrieval", package / "structure", package / "jurisdictions")
 
 
 def index_key(system: str, params: Mapping[str, Any], corpus: Corpus) -> str:

@@ -54,6 +54,13 @@ class NotFound(ServiceError):
     code = "not_found"
 
 
+class Seen(ServiceError):
+    """A served learned model refuses a question it was trained on (its answer would be memory)."""
+
+    status = 409
+    code = "seen"
+
+
 @dataclass
 class Settings:
     """Limits and switches; the defaults are the safe ones (loopback, no CORS, bounded work)."""
@@ -76,6 +83,7 @@ class Settings:
     dated_cache_mb: int = 1024  # LEXIR_DATED_CACHE_MB: memory for corpora as of a date (estimated)
     dated_loads: int = 1  # intervals of a history loaded at once (the others wait their turn)
     data_dir: str | None = None
+    learn: Any = None  # lexir.service.learner.LearnSettings: learn from the marks (lexir serve --learn)
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Settings:

@@ -214,9 +214,10 @@ class Learner:
             why = f"marks of {data.stats['judges']} judge(s) after the cap; {self.settings.min_judges} needed"
         elif not data.heldout_queries:
             why = "no held-out question has a relevant mark yet: nothing to compare the models on"
-        if why:
-            self.failed[name], self.last_error[name] = until, why
-            log.info("corpus %s: no retrain: %s", name, why)
+        if why:  # asked again at the next count, when more marks (or judges) may have come
+            if self.last_error.get(name) != why:
+                log.info("corpus %s: no retrain: %s", name, why)
+            self.last_error[name] = why
             return None
         held_texts = {text_fingerprint(q.text) for q in data.heldout_queries}
         base_queries, base_qrels, described = self.base_data(loaded)

@@ -197,6 +197,7 @@ def test_two_judges_in_the_browser_retrain_and_the_swap_loses_no_request(tmp_pat
         # the new model refuses the questions it was trained on, and answers the held-out ones
         refused = client.get("/v1/demo/search", params={"q": THEFT_TRAIN[0]})
         assert refused.status_code == 409 and refused.json()["error"]["code"] == "seen"
+        assert "v0001 model was trained on this question" in refused.json()["error"]["message"]
         held = client.get("/v1/demo/search", params={"q": THEFT_HELD[0]})
         assert held.status_code == 200 and held.json()["model"] == "v0001"
 

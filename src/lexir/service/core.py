@@ -155,8 +155,9 @@ def search(state: ServiceState, corpus: str, queries: Sequence[tuple[str, str]],
 
         if not isinstance(exc, SeenQueryError):
             raise
-        raise Seen(str(exc).replace("; evaluate on held-out questions, or pass -p seen=allow", ""),
-                   field="q") from None
+        version = getattr(retriever, "model_version", None) or "served"
+        raise Seen(f"the {version} model was trained on this question ({exc.args[0].split(' questions (')[0]} "
+                   "questions of the request): its answer would measure memory, not retrieval", field="q") from None
     shown = system or state.settings.systems[0]
     model = getattr(retriever, "model_version", None)  # the learned model that answered (lexir serve --learn)
     out = []

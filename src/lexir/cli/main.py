@@ -618,6 +618,7 @@ def demo(
 # Commands defined in their own modules register themselves on `app`.
 from lexir.cli import answer as _answer  # noqa: E402,F401  (registers answer-eval)
 from lexir.cli import history as _history  # noqa: E402,F401  (registers show, diff, index update)
+from lexir.cli import models as _models  # noqa: E402,F401  (registers models list, models use)
 from lexir.cli import scale  # noqa: E402,F401  (registers encode)
 from lexir.cli import serve as _serve  # noqa: E402,F401  (registers serve, mcp, qrels)
 from lexir.cli import train as _train  # noqa: E402,F401  (registers train)

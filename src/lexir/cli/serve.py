@@ -49,6 +49,13 @@ def serve(
                               "without it, a request varies only query-time parameters (lexir systems NAME)"),
     max_in_flight: int = typer.Option(32, "--max-in-flight", help="Requests in flight before 429"),
     cors: str = typer.Option("", "--cors", help="Allowed CORS origins, comma-separated (default: CORS off)"),
+    learn: bool = typer.Option(False, "--learn", help="Learn from the page's marks: retrain recommended's model on "
+                               "the first system in the background, serve it where it is not worse on held-out "
+                               "marks, and follow `lexir models use` (docs/service.md)"),
+    learn_options: list[str] = typer.Option([], "--learn-option", help="KEY=VALUE for --learn (repeatable): "
+                                            "min_marks, min_questions, min_judges, cap, heldout, margin, every_s, "
+                                            "watch_s, data, train.PARAM"),
+    models: Path = typer.Option(None, "--models", help="Folder of the learned models (default: the cache's models/)"),
     data_dir: Path = DataDir,
 ):
     """Serve the HTTP API (/v1, /openapi.json) and the web page (/) over the given corpora.
@@ -57,8 +64,18 @@ def serve(
     but /healthz, /login and /static/ (the key form and the files it loads)."""
     origins = tuple(o.strip() for o in cors.split(",") if o.strip()) or None
     _check_variants(variants, systems)
+    learning = None
+    if (learn_options or models) and not learn:
+        raise CLIError("--learn-option and --models go with --learn")
+    if learn:
+        from lexir.service.learner import LearnSettings
+
+        try:
+            learning = LearnSettings.parse(learn_options, str(models) if models else "")
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
     state = _state(corpora, systems, data_dir, host=host, port=port, max_in_flight=max_in_flight,
-                   cors_origins=origins, variants=tuple(variants))
+                   cors_origins=origins, variants=tuple(variants), learn=learning)
     import uvicorn
 
     from lexir.service.app import JSONErrorH11Protocol, create_app

@@ -248,6 +248,10 @@ def create_app(state: ServiceState) -> FastAPI:
     for router in ROUTERS:
         app.include_router(router)
     mount_page(app)
+    if state.settings.learn is not None:  # lexir serve --learn: the learner thread and GET /v1/{corpus}/model
+        from lexir.service.learner import mount_learning
+
+        mount_learning(app, state)
 
     settings = state.settings
     if settings.cors_origins:

@@ -14,7 +14,7 @@ from typing import Any
 from lexir.citations.format import division_heading, division_starts, format_citation
 from lexir.retrieval.base import explains
 from lexir.service.hits import verify_quote
-from lexir.service.state import LoadedCorpus, NotFound, ServiceError, ServiceState
+from lexir.service.state import LoadedCorpus, NotFound, Seen, ServiceError, ServiceState
 from lexir.structure.hits import breadcrumbs, citation, format_hits, hit_analyzer
 from lexir.types import Query, ranked
 
@@ -101,10 +101,13 @@ def request_retriever(state: ServiceState, loaded: LoadedCorpus, system: str | N
     if not changes:
         return retriever
     try:
-        return retriever.with_params(changes)
+        varied = retriever.with_params(changes)
     except ValueError as exc:
         raise ServiceError(f"{', '.join(sorted(changes))}: fixed on this server for {system!r} ({exc})",
                            field="params") from None
+    if getattr(served, "model_version", None) is not None:
+        varied.model_version = served.model_version
+    return varied
 
 
 def parse_param_pairs(pairs: Sequence[str]) -> dict[str, str]:
@@ -143,17 +146,30 @@ def search(state: ServiceState, corpus: str, queries: Sequence[tuple[str, str]],
     # of a batch may carry the same id.
     batch = [Query(str(i), text) for i, text in enumerate(texts)]
     explained = None
-    if explains(retriever):  # a fused system: each part's rank and score beside the hit
-        run, explained = retriever.explain_many(batch, k)
-    else:
-        run = retriever.search_many(batch, k)
+    try:
+        if explains(retriever):  # a fused system: each part's rank and score beside the hit
+            run, explained = retriever.explain_many(batch, k)
+        else:
+            run = retriever.search_many(batch, k)
+    except ValueError as exc:  # a served model refuses the questions it was trained on (409)
+        from lexir.learning.qa import SeenQueryError
+
+        if not isinstance(exc, SeenQueryError):
+            raise
+        version = getattr(retriever, "model_version", None) or "served"
+        raise Seen(f"the {version} model was trained on this question ({exc.args[0].split(' questions (')[0]} "
+                   "questions of the request): its answer would measure memory, not retrieval", field="q") from None
     shown = system
+    model = getattr(retriever, "model_version", None)  # the learned model that answered (lexir serve --learn)
     out = []
     for (qid, _), q in zip(queries, batch, strict=True):
         results = ranked(run.get(q.id, {}))[:k]
         hits = format_hits(loaded, results, q.text, analyze, with_text,
                            explained.get(q.id, {}) if explained is not None else None)
-        out.append({"query": {"id": qid, "text": q.text}, "corpus": loaded.name, "system": shown, "hits": hits})
+        answer = {"query": {"id": qid, "text": q.text}, "corpus": loaded.name, "system": shown, "hits": hits}
+        if model is not None:
+            answer["model"] = model
+        out.append(answer)
     return out
 
 

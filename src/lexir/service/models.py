@@ -147,6 +147,7 @@ class SearchResult(Answer):
     corpus: str
     system: str
     hits: list[Hit]
+    model: str | None = Field(None, description="the learned model's version that answered (lexir serve --learn)")
 
 
 class SearchResults(Answer):

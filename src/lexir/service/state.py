@@ -63,6 +63,13 @@ class Unavailable(ServiceError):
     retry_after_s = 5
 
 
+class Seen(ServiceError):
+    """A served learned model refuses a question it was trained on (its answer would be memory)."""
+
+    status = 409
+    code = "seen"
+
+
 @dataclass
 class Settings:
     """Limits and switches; the defaults are the safe ones (loopback, no CORS, bounded work)."""
@@ -89,6 +96,7 @@ class Settings:
     # (a dense encoding not cached yet), it goes on in the background while the others answer
     # (lexir.service.preparing). None: every system is built before the corpus is served.
     prepare_after_s: float | None = None
+    learn: Any = None  # lexir.service.learner.LearnSettings: learn from the marks (lexir serve --learn)
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Settings:

@@ -7,7 +7,10 @@ Server-rendered Jinja2 templates with one small script (marks, copy); no build s
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import re
+import secrets
 from importlib import resources
 from urllib.parse import quote
 
@@ -24,6 +27,8 @@ from lexir.service.models import Body
 from lexir.service.state import NotFound, ServiceError
 
 PAGE_K = 20
+JUDGE_COOKIE = "lexir_judge"  # the page's session: who marks (a random token, never a name)
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 FOLDER = resources.files("lexir.service")
 templates = Jinja2Templates(directory=str(FOLDER / "templates"))
 router = APIRouter(include_in_schema=False)
@@ -47,6 +52,30 @@ def _store(request: Request) -> Judgements:
     return request.app.state.judgements
 
 
+def judge_of(request: Request) -> str:
+    """Who makes a mark: the page's session (``page-`` + a digest of its cookie), else the API key
+    given with the request (``key-`` + a digest of it), else ``anonymous``. Digests, so the judges
+    a database or an export lists are no credentials."""
+    token = request.cookies.get(JUDGE_COOKIE, "")
+    if _TOKEN.fullmatch(token):
+        return "page-" + hashlib.sha256(token.encode()).hexdigest()[:12]
+    key = request.headers.get("x-api-key", "")
+    auth = request.headers.get("authorization", "")
+    if not key and auth.lower().startswith("bearer "):
+        key = auth[7:].strip()
+    if key:
+        return "key-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+    return "anonymous"
+
+
+def _session(request: Request, response):
+    """``response`` with a new page session (judge cookie) where the request had none."""
+    if not _TOKEN.fullmatch(request.cookies.get(JUDGE_COOKIE, "")):
+        response.set_cookie(JUDGE_COOKIE, secrets.token_urlsafe(24), httponly=True, samesite="strict",
+                            secure=request.url.scheme == "https", max_age=365 * 86400)
+    return response
+
+
 def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
     state = state_of(request)
     corpus = context.get("corpus") or state.default_corpus()
@@ -56,7 +85,7 @@ def page(request: Request, name: str, status: int = 200, **context) -> HTMLRespo
             "system": context.get("system") or ready, "ready_system": ready, "q": "", "error": None,
             "preparing": list(loaded.preparing.values()) if loaded is not None else [],
             "lang": state.corpora[corpus].language if corpus in state.corpora else "en"}
-    return templates.TemplateResponse(request, name, {**base, **context}, status_code=status)
+    return _session(request, templates.TemplateResponse(request, name, {**base, **context}, status_code=status))
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -70,9 +99,9 @@ def search_page(request: Request, q: str = "", corpus: str | None = None, system
     except ServiceError as exc:
         return page(request, "search.html", exc.status, corpus=corpus if corpus in state.corpora else None,
                     q=q, system=system, results=None, error=exc.message)
-    marks = _store(request).marks_for(corpus, q)
+    marks = _store(request).marks_for(corpus, q, judge_of(request))
     return page(request, "search.html", corpus=corpus, q=q, system=found["system"], results=found["hits"],
-                marks=marks)
+                marks=marks, model=found.get("model"))
 
 
 @router.get("/p/{corpus}/{unit_id:path}", response_class=HTMLResponse)
@@ -86,7 +115,7 @@ def provision_page(request: Request, corpus: str, unit_id: str, q: str = ""):
     qs = f"?q={quote(q)}" if q else ""
     found["annotated"] = core.annotated_text(state, corpus, found["id"], found["text"])
     return page(request, "provision.html", corpus=corpus, p=found, q=q, qs=qs,
-                marks=_store(request).marks_for(corpus, q) if q else {})
+                marks=_store(request).marks_for(corpus, q, judge_of(request)) if q else {})
 
 
 @router.post("/judgements")
@@ -96,8 +125,9 @@ def mark(body: Mark, request: Request) -> dict:
     if body.id not in loaded.units:
         raise NotFound(f"no provision {body.id!r} in corpus {body.corpus!r}", field="id")
     core.check_query(state, body.query, "query")
-    qid = _store(request).mark(body.corpus, body.query, body.id, body.grade)
-    return {"qid": qid, "id": body.id, "grade": body.grade}
+    judge = judge_of(request)
+    qid = _store(request).mark(body.corpus, body.query, body.id, body.grade, judge)
+    return {"qid": qid, "id": body.id, "grade": body.grade, "judge": judge}
 
 
 @router.get("/judgements/qrels", response_class=PlainTextResponse)

@@ -1,0 +1,80 @@
+"""``lexir models list|use``: the versions of the models ``lexir serve --learn`` learned, and which
+one a server serves (docs/service.md, "Learning while serving")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from lexir.cli.main import CLIError, app, console, err, guarded
+
+models_app = typer.Typer(help="Models learned while serving (lexir serve --learn): list them, serve another.",
+                         no_args_is_help=True)
+app.add_typer(models_app, name="models")
+Models = typer.Option(None, "--models", help="Folder of the learned models (default: the cache's models/)")
+
+
+def _root(models: Path | None) -> Path:
+    from lexir.io.paths import cache_dir
+
+    return models if models else cache_dir() / "models"
+
+
+@models_app.command("list")
+@guarded
+def models_list(
+    corpus: str = typer.Argument(None, help="A served corpus (default: every corpus with models)"),
+    models: Path = Models,
+):
+    """Each corpus's versions: which one is current, the verdict of the held-out comparison, its scores."""
+    from lexir.learning.versions import ModelVersions
+
+    root = _root(models)
+    names = [corpus] if corpus else sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    if not names:
+        err.print(f"no learned models under {root}", highlight=False)
+        return
+    for name in names:
+        try:
+            rows = ModelVersions(root, name).describe()
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
+        console.print(f"{name}:", highlight=False)
+        for row in rows:
+            held = row["heldout"] or {}
+            scores = (f"held-out {held['measure']} {held['candidate']:.4f} vs {held['served']:.4f} "
+                      f"({held['served_version']}, {held['questions']} questions)") if held else ""
+            trained = f"{row['questions']} questions, {row['marks']} marks of {row['judges']} judges" \
+                if row["questions"] is not None and row.get("marks") is not None else \
+                (f"{row['questions']} questions" if row["questions"] is not None else "no learned model")
+            console.print(f"  {'*' if row['current'] else ' '} {row['version']:<6} {row['verdict'] or '-':<9} "
+                          f"{row['created'] or '':<26} {trained}; {scores}".rstrip("; "), highlight=False)
+
+
+@models_app.command("use")
+@guarded
+def models_use(
+    corpus: str = typer.Argument(..., help="The corpus"),
+    version: str = typer.Argument(..., help="A version (N, vN or v000N), or base (no learned model)"),
+    models: Path = Models,
+    wait: float = typer.Option(30.0, "--wait", help="Seconds to wait for a learner that is writing"),
+):
+    """Point the corpus's `current` at VERSION; a server running with --learn serves it within
+    its watch interval (two seconds by default)."""
+    from lexir.learning.model import load_model
+    from lexir.learning.versions import BASE, Busy, ModelVersions
+
+    store = ModelVersions(_root(models), corpus)
+    try:
+        version = store.normalise(version)
+        if version != BASE:
+            if version not in store.versions():
+                raise ValueError(f"no version {version!r} of {corpus!r}; versions: "
+                                 f"{', '.join([BASE, *store.versions()])}")
+            load_model(store.path(version))  # refuse a version that would not load
+        with store.locked(wait) as held:
+            used = held.use(version)
+    except (ValueError, FileNotFoundError, Busy) as exc:
+        raise CLIError(str(exc)) from None
+    console.print(f"{corpus}: current -> {used}", highlight=False)

@@ -1,0 +1,182 @@
+"""Versioned model folders of a served corpus: what ``lexir serve --learn`` writes and serves,
+and what ``lexir models list|use`` shows and switches.
+
+``ROOT/<corpus>/`` holds one folder per version (``v0001``, ``v0002``, ...; each a complete model
+folder of :mod:`lexir.learning.model` plus ``learn.json``, the learner's record: the marks it
+learned from, the held-out comparison and the verdict), the pointer file ``current`` (the version
+served; absent or ``base``: the served system without a learned model) and ``.lock``.
+
+Every write is atomic: a version is trained into ``.candidates/`` and renamed into place whole
+(with its ``learn.json``); ``current`` is written beside itself and renamed over. A crash leaves
+the versions that were complete and the pointer as it was, and at most a stray folder in
+``.candidates/``, removed by the next writer. Writers (a learner, ``lexir models use``) take the
+``.lock`` (``flock``), so two learners, or a learner and an operator, never write at once. A server
+reads ``current`` (without the lock: its rename is atomic) and swaps to the version it names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from lexir.learning.model import MANIFEST
+
+BASE = "base"  # the served system without a learned model
+LEARN_FILE = "learn.json"
+POINTER = "current"
+_VERSION = re.compile(r"v(\d{4,})")
+_CORPUS = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,127}")
+
+
+class Busy(RuntimeError):
+    """Another writer holds the corpus's lock."""
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """``text`` into ``path``: written beside it, flushed, renamed over it."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+class ModelVersions:
+    """The versions of one corpus's learned models under ``root/<corpus>``."""
+
+    def __init__(self, root: str | Path, corpus: str) -> None:
+        if not _CORPUS.fullmatch(corpus):
+            raise ValueError(f"corpus name {corpus!r} cannot name a models folder")
+        self.corpus = corpus
+        self.folder = Path(root) / corpus
+
+    # -- reading (no lock) ----------------------------------------------------------------
+
+    def versions(self) -> list[str]:
+        """The complete versions, oldest first."""
+        if not self.folder.is_dir():
+            return []
+        found = [p.name for p in self.folder.iterdir() if _VERSION.fullmatch(p.name) and (p / MANIFEST).is_file()]
+        return sorted(found, key=lambda v: int(v[1:]))
+
+    def path(self, version: str) -> Path:
+        return self.folder / self.normalise(version)
+
+    def normalise(self, version: str) -> str:
+        """``3``, ``v3`` or ``v0003`` -> ``v0003``; ``base`` stays; anything else is refused."""
+        version = version.strip()
+        if version == BASE:
+            return BASE
+        digits = version[1:] if version[:1] in ("v", "V") else version
+        if not digits.isdigit():
+            raise ValueError(f"{version!r} is no version: give base, or N / vN (lexir models list {self.corpus})")
+        return f"v{int(digits):04d}"
+
+    def current(self) -> str:
+        """The version the pointer names (``base`` where there is none)."""
+        try:
+            name = (self.folder / POINTER).read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            return BASE
+        return name or BASE
+
+    def record(self, version: str) -> dict[str, Any]:
+        """A version's ``learn.json`` ({} for a model put there by hand, or for ``base``)."""
+        if version == BASE:
+            return {}
+        try:
+            return json.loads((self.path(version) / LEARN_FILE).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+
+    def describe(self) -> list[dict[str, Any]]:
+        """One row per version (and ``base``): whether it is current, its verdict and scores."""
+        current = self.current()
+        rows = [{"version": BASE, "current": current == BASE, "verdict": "", "created": "",
+                 "questions": None, "heldout": None}]
+        for version in self.versions():
+            rec = self.record(version)
+            manifest = json.loads((self.path(version) / MANIFEST).read_text(encoding="utf-8"))
+            rows.append({"version": version, "current": version == current, "verdict": rec.get("verdict", ""),
+                         "created": manifest.get("created", ""), "questions": manifest["training"]["queries"],
+                         "heldout": rec.get("heldout"), "marks": rec.get("marks", {}).get("used"),
+                         "judges": rec.get("marks", {}).get("judges")})
+        return rows
+
+    # -- writing (under the lock) ---------------------------------------------------------
+
+    @contextlib.contextmanager
+    def locked(self, wait_s: float = 0.0) -> Iterator[ModelVersions]:
+        """Hold the corpus's writer lock (``Busy`` where another holds it for longer than ``wait_s``)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        handle = open(self.folder / ".lock", "a+")
+        deadline = time.monotonic() + wait_s
+        try:
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise Busy(f"models of {self.corpus!r}: another learner or `lexir models use` "
+                                   "is writing; try again") from None
+                    time.sleep(0.1)
+            shutil.rmtree(self.folder / ".candidates", ignore_errors=True)  # a crashed writer's leftovers
+            yield self
+        finally:
+            handle.close()  # releases the lock
+
+    def candidate_dir(self) -> Path:
+        """A fresh path for a candidate model (under ``.candidates``; call while locked)."""
+        scratch = self.folder / ".candidates"
+        scratch.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="c-", dir=scratch)) / "model"
+
+    def add(self, candidate: Path, record: dict[str, Any]) -> str:
+        """Move a complete candidate model folder in as the next version, with its ``learn.json``
+        (written inside it before the rename, so the version appears whole). Call while locked."""
+        write_atomic(candidate / LEARN_FILE, json.dumps(record, ensure_ascii=False, indent=1))
+        taken = self.versions()
+        version = f"v{int(taken[-1][1:]) + 1 if taken else 1:04d}"
+        os.rename(candidate, self.folder / version)
+        _fsync_dir(self.folder)
+        shutil.rmtree(candidate.parent, ignore_errors=True)
+        return version
+
+    def use(self, version: str) -> str:
+        """Point ``current`` at ``version`` (``base``: no learned model). Call while locked."""
+        version = self.normalise(version)
+        if version != BASE and version not in self.versions():
+            raise ValueError(f"no version {version!r} of {self.corpus!r}; versions: "
+                             f"{', '.join([BASE, *self.versions()])}")
+        write_atomic(self.folder / POINTER, version + "\n")
+        return version
+
+    def last_record(self) -> dict[str, Any]:
+        """The newest version's ``learn.json`` (what the learner last tried), or {}."""
+        versions = self.versions()
+        return self.record(versions[-1]) if versions else {}

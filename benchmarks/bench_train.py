@@ -90,10 +90,11 @@ def german(args) -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-train-"))
     print(f"model folders under {work}", file=sys.stderr, flush=True)
     bm25 = lexir.build(corpus, "bm25")
-    untrained = lexir.build(corpus, "recommended")
+    untrained = lexir.build(corpus, args.de_base or "recommended")
     for i, (train, test) in enumerate(kfold(queries, args.folds, seed="gerlayqa")):
         start = time.perf_counter()
-        manifest = train_system("recommended", corpus, train, work / f"fold{i}", data={"fold": i})
+        manifest = train_system("recommended", corpus, train, work / f"fold{i}", data={"fold": i},
+                                params={"base": args.de_base} if args.de_base else None)
         train_seconds.append(time.perf_counter() - start)
         p = manifest["params"]
         chosen.append(f"fold {i}: joint {p['joint']}, field {p['field']}, neighbours {p['neighbours']} (k={p['k']}), "
@@ -185,6 +186,8 @@ def main(argv=None) -> None:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--latency", type=int, default=200, help="held-out questions timed one at a time")
     parser.add_argument("--pl-base", default=PL_BASE)
+    parser.add_argument("--de-base", default="", help="German: train over this pipeline instead of the language's "
+                        "recommended row (-p base=SPEC), and show it untrained too")
     parser.add_argument("--model", help="only time the latency of this model folder (trained on all folds but --fold)")
     parser.add_argument("--fold", type=int, default=4, help="with --model: the held-out fold it is timed on")
     args = parser.parse_args(argv)

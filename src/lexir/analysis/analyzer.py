@@ -80,11 +80,16 @@ def _strip_accents(text: str) -> str:
     return unicodedata.normalize("NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch)))
 
 
+def fold_marks(text: str) -> str:
+    """``text`` without combining marks (accents, Greek tonos and dialytika) and with final ``ς``
+    as ``σ``: how Greek is searched, and how a quote is compared with a provision in any language."""
+    return _strip_accents(text).replace("ς", "σ")
+
+
 def _fold(text: str, language: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
-    if language == "el":
-        # Greek search ignores tonos/dialytika, and ς is σ in every position.
-        text = _strip_accents(text).replace("ς", "σ")
+    if language == "el":  # Greek search ignores tonos/dialytika, and ς is σ in every position
+        text = fold_marks(text)
     return text
 
 
@@ -237,10 +242,7 @@ class Analyzer:
     def _fold_surface(self, text: str) -> str:
         if self._lemma_first:
             return _NORMALIZE("NFKC", text).lower()  # lower(), not casefold(): keeps ß and final ς
-        text = _NORMALIZE("NFKC", text).casefold()
-        if self.language == "el":
-            text = _strip_accents(text).replace("ς", "σ")
-        return text
+        return _fold(text, self.language)
 
     def _surface_folded(self, text: str, pattern: re.Pattern | None = None) -> list[str]:
         found = (pattern or (_TOKEN if "_" in text else _WORD)).findall(text)

@@ -8,6 +8,8 @@ import re
 import unicodedata
 from difflib import SequenceMatcher
 
+from lexir.analysis.analyzer import fold_marks
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -23,9 +25,7 @@ def _words(text: str) -> list[tuple[str, int, int]]:
     """Normalised words of ``text`` with their offsets (case, accents, quote styles folded)."""
     out = []
     for m in _WORD.finditer(text.translate(_QUOTES)):
-        word = unicodedata.normalize("NFKD", m.group().casefold())
-        word = "".join(ch for ch in word if not unicodedata.combining(ch)).replace("ς", "σ")
-        out.append((word, m.start(), m.end()))
+        out.append((fold_marks(unicodedata.normalize("NFKD", m.group().casefold())), m.start(), m.end()))
     return out
 
 

@@ -239,3 +239,15 @@ def test_a_killed_worker_is_replaced_and_the_service_keeps_answering(two):
     resident = {dict(labels)["pid"] for name, labels in found if name == "lexir_process_resident_bytes"}
     assert str(victim) not in resident
     assert "exited (signal 9)" in two.log.read_text()
+
+
+def test_bad_serve_options_are_refused_before_loading(tmp_path):
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app as cli
+
+    result = CliRunner().invoke(cli, ["serve", "demo", "--log-file", str(tmp_path / "no" / "such" / "x.log")])
+    assert result.exit_code == 2 and "cannot write the request log" in result.output
+    assert "loading" not in result.output
+    result = CliRunner().invoke(cli, ["serve", "demo", "--workers", "0"])
+    assert result.exit_code == 2 and "--workers" in result.output

@@ -62,6 +62,14 @@ def serve(
     but /healthz, /login and /static/ (the key form and the files it loads); /metrics too."""
     origins = tuple(o.strip() for o in cors.split(",") if o.strip()) or None
     _check_variants(variants, systems)
+    log_fd = None
+    if request_log and log_file:
+        try:
+            log_fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+        except OSError as exc:
+            raise CLIError(f"cannot write the request log {log_file}: {exc.strerror}") from None
+    elif request_log:
+        log_fd = sys.stderr.fileno()
     metrics_dir = _metrics_dir(workers)  # before anything imports prometheus_client
     state = _state(corpora, systems, data_dir, host=host, port=port, max_in_flight=max_in_flight,
                    cors_origins=origins, variants=tuple(variants))
@@ -71,9 +79,6 @@ def serve(
 
     if host not in ("127.0.0.1", "localhost", "::1") and not state.settings.api_key:
         err.print(f"[yellow]warning: serving on {host} without LEXIR_API_KEY: anyone who can reach it can use it[/]")
-    log_fd = None
-    if request_log:
-        log_fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640) if log_file else sys.stderr.fileno()
     app_ = create_app(state, request_log=log_fd)
     # ws="none": lexir has no WebSocket routes, so an upgrade request is an ordinary HTTP request
     # (answered by the app, errors in its JSON shape) instead of the WebSocket library's plain 403.

@@ -241,6 +241,24 @@ def test_a_killed_worker_is_replaced_and_the_service_keeps_answering(two):
     assert "exited (signal 9)" in two.log.read_text()
 
 
+def test_a_signal_to_the_supervisor_stops_every_worker(two):
+    """... gracefully: a request in flight (a large batch) is answered before its worker exits."""
+    workers = workers_of(two)
+    assert len(workers) == 2
+    body = {"queries": [{"text": f"{QUERY} {i}"} for i in range(100)], "k": 1000}
+    answered = []
+    batch = threading.Thread(target=lambda: answered.append(httpx.post(
+        two.url + "/v1/demo/search", json=body, headers={"X-API-Key": KEY}, timeout=60).status_code))
+    batch.start()
+    time.sleep(0.3)
+    two.proc.send_signal(signal.SIGINT)  # Ctrl-C, as a terminal sends it to the supervisor
+    batch.join()
+    assert answered == [200]
+    assert two.proc.wait(40) == 0
+    for pid in workers:
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+
+
 def test_bad_serve_options_are_refused_before_loading(tmp_path):
     from typer.testing import CliRunner
 

@@ -11,7 +11,7 @@ A worker that dies (killed, out of memory) is forked again from the supervisor's
 in well under a second; the other workers answer meanwhile. A worker that dies within a second
 of its start five times running stops the service (something is wrong with every worker).
 SIGTERM or SIGINT to the supervisor stops the workers gracefully (uvicorn lets requests in
-flight finish) and then the supervisor.
+flight finish, for at most :data:`GRACE_S` seconds) and then the supervisor.
 
 Nothing here may run threads before forking: a fork copies only the forking thread.
 """
@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 QUICK_DEATH_S = 1.0  # a worker dead this soon after its start counts as failing to start
 QUICK_DEATHS = 5  # ... this many times running: give up
+GRACE_S = 30  # after SIGTERM, seconds the workers have to finish the requests in flight
 
 
 def bind(host: str, port: int, backlog: int = 2048) -> socket.socket:
@@ -81,6 +82,10 @@ class Supervisor:
         if pid == 0:  # the worker
             code = 0
             try:
+                # its own process group: a terminal's Ctrl-C reaches the supervisor alone, which
+                # sends each worker one SIGTERM (a second signal would make uvicorn cut requests short)
+                os.setpgid(0, 0)
+                signal.signal(signal.SIGALRM, signal.SIG_DFL)
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -98,10 +103,17 @@ class Supervisor:
         return pid
 
     def _stop(self, signum, _frame) -> None:
+        if self.stopping:
+            return
         self.stopping = True
+        self._signal_all(signal.SIGTERM)
+        signal.signal(signal.SIGALRM, lambda *_: self._signal_all(signal.SIGKILL))
+        signal.alarm(GRACE_S)  # workers still busy then are killed
+
+    def _signal_all(self, signum: int) -> None:
         for pid in list(self.children):
             try:
-                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, signum)
             except ProcessLookupError:
                 pass
 
@@ -143,4 +155,5 @@ class Supervisor:
             new = self._fork()
             self.on_restart()
             self.notify(f"worker {pid} exited ({how}); started worker {new}")
+        signal.alarm(0)
         return status

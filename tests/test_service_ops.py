@@ -259,6 +259,23 @@ def test_a_signal_to_the_supervisor_stops_every_worker(two):
         assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
 
 
+def test_workers_do_not_outlive_a_killed_supervisor(tmp_path):
+    srv = Server(["demo", "--workers", "2", "--no-request-log"], tmp_path / "orphans")
+    try:
+        workers = workers_of(srv)
+        assert len(workers) == 2
+        srv.proc.kill()  # SIGKILL: no chance to stop them itself
+        srv.proc.wait(10)
+        deadline = time.time() + 30
+        while time.time() < deadline and any(Path(f"/proc/{pid}").exists() for pid in workers):
+            time.sleep(0.2)
+        assert not any(Path(f"/proc/{pid}").exists() for pid in workers)
+        with pytest.raises(httpx.TransportError):
+            httpx.get(srv.url + "/healthz", timeout=5)
+    finally:
+        srv.stop()
+
+
 def test_bad_serve_options_are_refused_before_loading(tmp_path):
     from typer.testing import CliRunner
 

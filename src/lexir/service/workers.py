@@ -31,6 +31,19 @@ QUICK_DEATHS = 5  # ... this many times running: give up
 GRACE_S = 30  # after SIGTERM, seconds the workers have to finish the requests in flight
 
 
+def _die_with(parent: int) -> None:
+    """This worker gets SIGTERM when the supervisor dies, even by SIGKILL (Linux's
+    PR_SET_PDEATHSIG): no orphaned worker keeps serving the socket."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the supervisor's SIGTERM still stops the workers
+        pass
+    if os.getppid() != parent:  # it died before that took effect
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def bind(host: str, port: int, backlog: int = 2048) -> socket.socket:
     """The listening socket the workers share (IPv6 for an address with a colon)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -78,6 +91,7 @@ class Supervisor:
         self.quick_deaths = 0
 
     def _fork(self) -> int:
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the worker
             code = 0
@@ -89,6 +103,7 @@ class Supervisor:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                _die_with(parent)
                 self.run_worker(self.sock)
             except BaseException:  # noqa: BLE001 - a worker reports and exits, never returns to the loop
                 import traceback

@@ -83,6 +83,7 @@ def test_metrics_count_by_route_template_and_served_corpus(one):
     assert any(n == "lexir_corpus_info" and dict(labels)["corpus"] == "demo" for n, labels in after)
     assert value(after, "lexir_cache_budget_bytes", cache="dated") > 0
     assert ("lexir_cache_bytes", frozenset({("cache", "dated")})) in after
+    assert value(after, "lexir_cache_entries", cache="hit_fields") >= 3  # the hits of the searches above
     assert value(after, "lexir_retrievers", corpus="demo") >= 1
     # the latency histogram's buckets are cumulative and end at +Inf = count
     inf = value(after, "lexir_http_request_duration_seconds_bucket", method="GET", route=SEARCH, corpus="demo",

@@ -53,7 +53,8 @@ IN_FLIGHT = Gauge("lexir_http_requests_in_flight", "Requests being answered (all
                   registry=_REGISTRY, multiprocess_mode="livesum")
 CACHE_BYTES = Gauge("lexir_cache_bytes", "Estimated bytes held by a service cache, summed over workers "
                     "(dated: corpora as of a date)", ["cache"], registry=_REGISTRY, multiprocess_mode="livesum")
-CACHE_ENTRIES = Gauge("lexir_cache_entries", "Entries of a service cache, summed over workers", ["cache"],
+CACHE_ENTRIES = Gauge("lexir_cache_entries", "Entries of a service cache, summed over workers (dated; "
+                      "hit_fields: the query-independent fields of hits, kept per corpus)", ["cache"],
                       registry=_REGISTRY, multiprocess_mode="livesum")
 CACHE_BUDGET = Gauge("lexir_cache_budget_bytes", "The byte budget of a service cache, per worker", ["cache"],
                      registry=_REGISTRY, multiprocess_mode="livemax")
@@ -182,12 +183,15 @@ class Observe:
         """The cache gauges when the caches changed; resident memory every 10 s (or ``force``)."""
         state = self.state
         dated = state.dated
-        seen = (dated.loads, dated.evictions, tuple(len(c.retrievers) for c in state.corpora.values()))
+        served = state.corpora.values()
+        seen = (dated.loads, dated.evictions, tuple(len(c.retrievers) for c in served),
+                sum(len(c.kept) for c in served))
         if seen != self._seen:
             self._seen = seen
             stats = dated.stats()
             CACHE_BYTES.labels("dated").set(stats["bytes"])
             CACHE_ENTRIES.labels("dated").set(stats["entries"])
+            CACHE_ENTRIES.labels("hit_fields").set(seen[3])
             for name, loaded in state.corpora.items():
                 RETRIEVERS.labels(name).set(len(loaded.retrievers))
         now = time.monotonic()

@@ -71,8 +71,8 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def load_path(port: int, path: str, seconds: float) -> dict:
-    return load(port, "", [], 1, seconds, [path])
+def load_path(port: int, path: str, seconds: float, clients: int = 1) -> dict:
+    return load(port, "", [], clients, seconds, [path])
 
 
 def batches(queries: list[str], size: int) -> list[bytes]:
@@ -186,6 +186,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="Also write the figures here")
     parser.add_argument("--batch", type=int, default=32,
                         help="also POST batches of this many queries (0: GET searches only; default %(default)s)")
+    parser.add_argument("--workers", type=int, default=1, help="lexir serve --workers (default %(default)s)")
+    parser.add_argument("--no-request-log", action="store_true",
+                        help="serve without the JSON request log (default: the log on, into the server's log file)")
     args = parser.parse_args()
     corpora = args.corpus or ["pl-codes"]
     levels = [int(c) for c in args.clients.split(",")]
@@ -200,7 +203,8 @@ def main() -> None:
         t0 = time.perf_counter()
         log = open(f"/tmp/bench-service-{port}.log", "w")
         proc = subprocess.Popen([sys.executable, "-m", "lexir.cli.main", "serve", corpus, "--port", str(port),
-                                 "--max-in-flight", str(max(levels) * 2)], env=env, stdout=log,
+                                 "--max-in-flight", str(max(levels) * 2), "--workers", str(args.workers),
+                                 *(["--no-request-log"] if args.no_request_log else [])], env=env, stdout=log,
                                 stderr=subprocess.STDOUT, cwd=REPO)
         try:
             while True:
@@ -219,7 +223,11 @@ def main() -> None:
             rss_loaded = rss_mib(proc.pid)
             load(port, corpus, queries, 2, 1.0)  # warm-up: first requests fill caches
             floor = load_path(port, "/healthz", 3.0)  # the HTTP stack alone, one client: this machine's floor
-            results = [load(port, corpus, queries, n, args.seconds) for n in levels]
+            # the HTTP stack alone at each client level, interleaved with the searches (the same load on the machine)
+            healthz, results = {}, []
+            for n in levels:
+                healthz[n] = load_path(port, "/healthz", args.seconds, n)
+                results.append(load(port, corpus, queries, n, args.seconds))
             if args.batch:
                 results += [load(port, corpus, queries, n, args.seconds, batch=args.batch) for n in levels]
             rss_after = rss_mib(proc.pid)
@@ -233,7 +241,7 @@ def main() -> None:
             log.close()
         entry = {"queries": len(queries), "startup_s": round(startup, 1), "server_rss_mib_loaded": rss_loaded[0],
                  "server_rss_mib_after": rss_after[0], "server_peak_rss_mib": rss_after[1],
-                 "healthz_1_client": floor, "load": results, "in_process": local}
+                 "healthz_1_client": floor, "healthz": healthz, "load": results, "in_process": local}
         report["corpora"][corpus] = entry
         print(f"\n== {corpus}: {len(queries)} queries, server up in {startup:.1f}s, "
               f"RSS {rss_loaded[0]:.0f} MiB loaded, {rss_after[0]:.0f} MiB after load (peak {rss_after[1]:.0f})")
@@ -243,6 +251,11 @@ def main() -> None:
             print(f"{r['clients']:>8} {r['batch'] or 1:>6} {r['requests']:>9} {r['rps']:>8.1f} {r['searches_per_s']:>11.1f} "
                   f"{r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['errors']:>7}"
                   + (f"  {r['statuses']}" if r["statuses"] else ""))
+        for n, h in healthz.items():
+            searched = next(r for r in results if r["clients"] == n and not r["batch"])
+            print(f"{'healthz':>8} {n:>6} {h['requests']:>9} {h['rps']:>8.1f} {'':>11} {h['p50_ms']:>8.2f} "
+                  f"{h['p99_ms']:>8.2f} {h['errors']:>7}  search / healthz at {n} clients: "
+                  f"{searched['rps'] / h['rps']:.0%}")
         print(f"{'healthz':>8} {floor['requests']:>9} {floor['rps']:>8.1f} {floor['p50_ms']:>8.2f} "
               f"{floor['p99_ms']:>8.2f} {floor['errors']:>7}  (1 client: the HTTP stack alone)")
         for name, r in local.items():

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import typer
@@ -47,7 +50,7 @@ def serve(
         [], "--variant", help="A variant requests may ask for with param=..., built at start-up (repeatable): a "
                               "served system's spec with other index-time parameters, e.g. 'bm25(k1=0.9;b=0.4)'; "
                               "without it, a request varies only query-time parameters (lexir systems NAME)"),
-    max_in_flight: int = typer.Option(32, "--max-in-flight", help="Requests in flight before 429"),
+    max_in_flight: int = typer.Option(32, "--max-in-flight", help="Requests in flight before 429 (per worker)"),
     cors: str = typer.Option("", "--cors", help="Allowed CORS origins, comma-separated (default: CORS off)"),
     learn: bool = typer.Option(False, "--learn", help="Learn from the page's marks: retrain recommended's model on "
                                "the first system in the background, serve it where it is not worse on held-out "
@@ -56,17 +59,27 @@ def serve(
                                             "min_marks, min_questions, min_judges, cap, heldout, margin, every_s, "
                                             "watch_s, data, train.PARAM"),
     models: Path = typer.Option(None, "--models", help="Folder of the learned models (default: the cache's models/)"),
+    workers: int = typer.Option(1, "--workers", min=1, max=64,
+                                help="Worker processes, forked once the corpora are loaded (they share its "
+                                     "memory and the memory-mapped indexes); a worker that dies is started again"),
+    log_file: Path = typer.Option(None, "--log-file", help="Append the request log (one JSON line a request) "
+                                                           "here instead of stderr"),
+    request_log: bool = typer.Option(True, "--request-log/--no-request-log", help="Write the request log"),
     data_dir: Path = DataDir,
 ):
-    """Serve the HTTP API (/v1, /openapi.json) and the web page (/) over the given corpora.
+    """Serve the HTTP API (/v1, /openapi.json), the web page (/) and Prometheus metrics (/metrics)
+    over the given corpora.
 
     Set LEXIR_API_KEY to require the key (X-API-Key or Authorization: Bearer) on every route
-    but /healthz, /login and /static/ (the key form and the files it loads)."""
+    but /healthz, /login and /static/ (the key form and the files it loads); /metrics too."""
     origins = tuple(o.strip() for o in cors.split(",") if o.strip()) or None
     _check_variants(variants, systems)
     learning = None
     if (learn_options or models) and not learn:
         raise CLIError("--learn-option and --models go with --learn")
+    if learn and workers > 1:
+        raise CLIError("--learn serves one process: the learner's thread and its swaps would not reach "
+                       "forked workers (use --workers 1)")
     if learn:
         from lexir.service.learner import LearnSettings
 
@@ -74,6 +87,15 @@ def serve(
             learning = LearnSettings.parse(learn_options, str(models) if models else "")
         except ValueError as exc:
             raise CLIError(str(exc)) from None
+    log_fd = None
+    if request_log and log_file:
+        try:
+            log_fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+        except OSError as exc:
+            raise CLIError(f"cannot write the request log {log_file}: {exc.strerror}") from None
+    elif request_log:
+        log_fd = sys.stderr.fileno()
+    metrics_dir = _metrics_dir(workers)  # before anything imports prometheus_client
     state = _state(corpora, systems, data_dir, host=host, port=port, max_in_flight=max_in_flight,
                    cors_origins=origins, variants=tuple(variants), learn=learning)
     import uvicorn
@@ -82,11 +104,62 @@ def serve(
 
     if host not in ("127.0.0.1", "localhost", "::1") and not state.settings.api_key:
         err.print(f"[yellow]warning: serving on {host} without LEXIR_API_KEY: anyone who can reach it can use it[/]")
-    err.print(f"lexir serving {', '.join(state.corpora)} on http://{host}:{port}/", highlight=False)
+    app_ = create_app(state, request_log=log_fd)
     # ws="none": lexir has no WebSocket routes, so an upgrade request is an ordinary HTTP request
     # (answered by the app, errors in its JSON shape) instead of the WebSocket library's plain 403.
-    uvicorn.run(create_app(state), host=host, port=port, log_level="warning", http=JSONErrorH11Protocol, ws="none",
-                limit_concurrency=max(64, 4 * max_in_flight), h11_max_incomplete_event_size=64 * 1024)
+    options = dict(log_level="warning", http=JSONErrorH11Protocol, ws="none",
+                   limit_concurrency=max(64, 4 * max_in_flight), h11_max_incomplete_event_size=64 * 1024)
+    if workers == 1:
+        err.print(f"lexir serving {', '.join(state.corpora)} on http://{host}:{port}/", highlight=False)
+        uvicorn.run(app_, host=host, port=port, **options)
+        return
+    from lexir.service import observe
+    from lexir.service.workers import Supervisor, bind, warm
+
+    if any(loaded.preparing for loaded in state.corpora.values()):
+        err.print("the workers start once the systems built in the background are ready (a thread does not "
+                  "survive a fork)", highlight=False)
+        state.wait_prepared()
+    warm(state)  # compiled kernels and first-use tables made once, shared by the workers
+
+    try:
+        sock = bind(host, port)
+    except OSError as exc:
+        raise CLIError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+
+    def run_worker(listening) -> None:
+        uvicorn.Server(uvicorn.Config(app_, **options)).run(sockets=[listening])
+
+    observe.WORKERS.set(workers)
+    err.print(f"lexir serving {', '.join(state.corpora)} on http://{host}:{port}/ with {workers} workers",
+              highlight=False)
+    supervisor = Supervisor(workers, sock, run_worker, notify=lambda m: err.print(m, highlight=False),
+                            on_death=observe.mark_dead, on_restart=observe.RESTARTS.inc)
+    try:
+        status = supervisor.run()
+    finally:
+        sock.close()
+        if metrics_dir is not None:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+    if status:
+        raise typer.Exit(status)
+
+
+def _metrics_dir(workers: int) -> str | None:
+    """With several workers, the folder of prometheus_client's multiprocess files
+    (PROMETHEUS_MULTIPROC_DIR): the operator's, cleared of an earlier run's files, else a new
+    temporary one (returned, to be removed at the end)."""
+    given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if given:
+        folder = Path(given)
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob("*.db"):  # an earlier run's counts are no part of this one
+            old.unlink()
+        return None
+    if workers == 1:
+        return None
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = made = tempfile.mkdtemp(prefix="lexir-metrics-")
+    return made
 
 
 def _check_variants(variants: list[str], systems: list[str]) -> None:

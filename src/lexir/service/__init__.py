@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import importlib.util
 
-SERVE_PACKAGES = {"fastapi": "fastapi", "uvicorn": "uvicorn", "jinja2": "jinja2", "httpx": "httpx"}
+SERVE_PACKAGES = {"fastapi": "fastapi", "uvicorn": "uvicorn", "jinja2": "jinja2", "httpx": "httpx",
+                   "prometheus_client": "prometheus-client"}
 MCP_PACKAGES = {"mcp": "mcp"}
 
 

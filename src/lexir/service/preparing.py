@@ -31,6 +31,7 @@ class Preparation:
         self._notify = notify
         self._lock = threading.Lock()
         self._told = 0  # tenths of the corpus already reported
+        self.thread: threading.Thread | None = None  # the build's thread
 
     def advance(self, n: int) -> None:
         """A build's progress callback: ``n`` more documents done."""

@@ -234,13 +234,21 @@ class ServiceState:
             if notify is not None and time.monotonic() - prep.started >= (self.settings.prepare_after_s or 0):
                 notify(f"{system} over {loaded.name} is ready: requests that name no system get it now")
 
-        thread = threading.Thread(target=build, name=f"lexir-prepare-{loaded.name}-{system}", daemon=True)
+        thread = prep.thread = threading.Thread(target=build, name=f"lexir-prepare-{loaded.name}-{system}",
+                                                daemon=True)
         thread.start()
         thread.join(self.settings.prepare_after_s)
         if thread.is_alive() and notify is not None:
             notify(f"{system} over {loaded.name} takes longer (an encoding not cached yet): it is built in the "
                    f"background; until it is ready, requests that name no system get "
                    f"{self.default_system(loaded)}, and /v1/corpora shows the progress")
+
+    def wait_prepared(self) -> None:
+        """Wait for every background build (before forking workers: a thread does not survive a fork)."""
+        for loaded in self.corpora.values():
+            for prep in list(loaded.preparing.values()):
+                if prep.thread is not None:
+                    prep.thread.join()
 
     def default_system(self, loaded: LoadedCorpus) -> str:
         """The system that answers a request naming none: the first served one that is ready."""

@@ -15,6 +15,7 @@ import numpy as np
 
 from lexir.retrieval.base import Explanation, Retriever, register_system
 from lexir.retrieval.context import BuildContext
+from lexir.retrieval.params import Param
 from lexir.retrieval.spec import parse_spec_list
 from lexir.types import Corpus, Query, Run, ranked
 
@@ -117,15 +118,56 @@ def fuse(runs: Sequence[Run], method: str = "rrf", **params) -> Run:
     return {q: dict(ranked(combine([run.get(q, {}) for run in runs]))) for q in qids}
 
 
+# A question of this many words or more is told, not typed: a case in the asker's own words, where
+# meaning carries further than shared words. A weighted fusion may give such questions their own
+# weights (``long_words``, ``long_weights``); 0 words: every question gets ``weights``.
+SHAPE_PARAMS = ("long_words", "long_weights")
+
+
+def words(text: str) -> int:
+    """The words of a question, as the long-question rule counts them (whitespace-separated)."""
+    return len(text.split())
+
+
 class FusedRetriever(Retriever):
-    """Several systems' top ``depth`` fused by one of the run-level methods of :func:`fuse`."""
+    """Several systems' top ``depth`` fused by one of the run-level methods of :func:`fuse`; a
+    weighted one may weigh the parts otherwise for long questions (``long_words``, ``long_weights``)."""
 
     def __init__(self, parts: list[Retriever], method: str, depth: int = 100, name: str = "",
                  part_names: Sequence[str] = (), **params) -> None:
         self.parts, self.method, self.depth, self.name = parts, method, depth, name or method
         self.part_names = list(part_names) or [getattr(p, "name", str(i)) for i, p in enumerate(parts)]
         self.params = {**params, "depth": depth}
-        fusion_function(method, len(parts), **self.params)  # refuse bad parameters at build time
+        self._check(self.params)  # refuse bad parameters at build time
+
+    def _check(self, params: Mapping[str, Any]) -> None:
+        plain, long = self._fusion_params(params)
+        fusion_function(self.method, len(self.parts), **plain)
+        if long is not None:
+            fusion_function(self.method, len(self.parts), **long)
+
+    def _fusion_params(self, params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """The fusion's parameters for questions under ``long_words`` words, and for longer ones
+        (None when every question is fused alike)."""
+        plain = {k: v for k, v in params.items() if k not in SHAPE_PARAMS}
+        long_words = int(params.get("long_words") or 0)
+        if long_words < 0:
+            raise ValueError(f"long_words must be 0 (off) or a number of words; got {long_words}")
+        if not long_words:
+            return plain, None
+        if self.method not in ("wrrf", "combsum"):
+            raise ValueError(f"long_words needs weights: {self.method} fusion has none")
+        return plain, {**plain, "weights": params.get("long_weights") or plain.get("weights", "")}
+
+    def _fuse(self, runs: Sequence[Run], queries: Sequence[Query]) -> Run:
+        plain, long = self._fusion_params(self.params)
+        if long is None:
+            return fuse(runs, self.method, **plain)
+        cut = int(self.params["long_words"])
+        told = {q.id for q in queries if words(q.text) >= cut}
+        short_runs = [{q: r for q, r in run.items() if q not in told} for run in runs]
+        long_runs = [{q: r for q, r in run.items() if q in told} for run in runs]
+        return {**fuse(short_runs, self.method, **plain), **fuse(long_runs, self.method, **long)}
 
     def with_params(self, values: Mapping[str, Any]) -> FusedRetriever:
         """The same parts fused with other parameters of the method (``k``, ``k0``, ``weights``,
@@ -136,7 +178,7 @@ class FusedRetriever(Retriever):
         variant = copy.copy(self)
         variant.params = {**self.params, **values}
         variant.depth = variant.params["depth"]
-        fusion_function(variant.method, len(variant.parts), **variant.params)
+        variant._check(variant.params)
         return variant
 
     def part_runs(self, queries: Sequence[Query]) -> list[Run]:
@@ -145,14 +187,14 @@ class FusedRetriever(Retriever):
 
     def search_many(self, queries: Sequence[Query], k: int = 100,
                     progress: Callable[[int], None] | None = None) -> Run:
-        fused = fuse(self.part_runs(queries), self.method, **self.params)
+        fused = self._fuse(self.part_runs(queries), queries)
         return self.each(queries, lambda q: ranked(fused.get(q.id, {}))[:k], progress)
 
     def explain_many(self, queries: Sequence[Query], k: int = 100) -> tuple[Run, Explanation]:
         """The fused run and, for each of its results, each part's rank and score in that part's
         top ``depth`` (parts written alike are numbered: ``0:bm25``, ``1:bm25``)."""
         runs = self.part_runs(queries)
-        fused = fuse(runs, self.method, **self.params)
+        fused = self._fuse(runs, queries)
         names = list(self.part_names)
         if len(set(names)) < len(names):
             names = [f"{i}:{n}" for i, n in enumerate(names)]
@@ -177,20 +219,38 @@ def build_rrf(corpus: Corpus, *, systems, k, depth, context: BuildContext) -> Fu
     return FusedRetriever(context.build_all(specs, corpus), "rrf", depth, part_names=[str(s) for s in specs], k=k)
 
 
+LONG_WORDS = Param(0, "questions of at least this many words (told cases, not typed keywords) are fused with "
+                   "long_weights (0: every question with weights)", type=int, low=0, high=100_000, query_time=True)
+LONG_WEIGHTS = Param("", "the weights for questions of at least long_words words (empty: weights)", type=str,
+                     query_time=True)
+
+
+def _shape(long_words: int, long_weights: str, n: int) -> dict[str, Any]:
+    if long_weights:
+        parse_weights(long_weights, n)
+    return {"long_words": long_words, "long_weights": long_weights}
+
+
 @register_system("wrrf", "weighted reciprocal rank fusion with its own k0 and per-system weights",
-                 systems="bm25+dense", weights="", k0=20.0, depth=100)
-def build_wrrf(corpus: Corpus, *, systems, weights, k0, depth, context: BuildContext) -> FusedRetriever:
+                 systems="bm25+dense", weights="", k0=20.0, depth=100, long_words=LONG_WORDS,
+                 long_weights=LONG_WEIGHTS)
+def build_wrrf(corpus: Corpus, *, systems, weights, k0, depth, long_words, long_weights,
+               context: BuildContext) -> FusedRetriever:
     specs = parse_spec_list(systems)
     parse_weights(weights, len(specs))  # refuse a wrong count before building anything
+    shape = _shape(long_words, long_weights, len(specs))
     return FusedRetriever(context.build_all(specs, corpus), "wrrf", depth, part_names=[str(s) for s in specs],
-                          weights=weights, k0=k0)
+                          weights=weights, k0=k0, **shape)
 
 
 @register_system("combsum", "weighted sum of normalised scores (minmax or zscore) of several systems",
-                 systems="bm25+dense", weights="", norm="minmax", depth=100)
-def build_combsum(corpus: Corpus, *, systems, weights, norm, depth, context: BuildContext) -> FusedRetriever:
+                 systems="bm25+dense", weights="", norm="minmax", depth=100, long_words=LONG_WORDS,
+                 long_weights=LONG_WEIGHTS)
+def build_combsum(corpus: Corpus, *, systems, weights, norm, depth, long_words, long_weights,
+                  context: BuildContext) -> FusedRetriever:
     specs = parse_spec_list(systems)
     parse_weights(weights, len(specs))
     normalise({}, norm)
+    shape = _shape(long_words, long_weights, len(specs))
     return FusedRetriever(context.build_all(specs, corpus), "combsum", depth,
-                          part_names=[str(s) for s in specs], weights=weights, norm=norm)
+                          part_names=[str(s) for s in specs], weights=weights, norm=norm, **shape)

@@ -32,6 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_service import free_port, queries_for  # noqa: E402
 
+from lexir.service.workers import child_pids  # noqa: E402
+
 FIELDS = ("Rss", "Pss", "Shared_Clean", "Shared_Dirty", "Private_Clean", "Private_Dirty")
 
 
@@ -43,19 +45,6 @@ def rollup(pid: int) -> dict[str, float]:
         if key in FIELDS:
             out[key] = int(rest.split()[0]) / 1024
     return out
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry))
-    return sorted(found)
 
 
 def searches(port: int, corpus: str, queries: list[str], n: int, clients: int = 8) -> float:
@@ -102,9 +91,9 @@ def measure(corpus: str, workers: int, queries: list[str], n: int) -> dict:
             except OSError:
                 time.sleep(0.5)
         startup = time.perf_counter() - t0
-        loaded = {pid: rollup(pid) for pid in [proc.pid, *children(proc.pid)]}
+        loaded = {pid: rollup(pid) for pid in [proc.pid, *child_pids(proc.pid)]}
         rate = searches(port, corpus, queries, n)
-        after = {pid: rollup(pid) for pid in [proc.pid, *children(proc.pid)]}
+        after = {pid: rollup(pid) for pid in [proc.pid, *child_pids(proc.pid)]}
     finally:
         proc.terminate()
         proc.wait(60)

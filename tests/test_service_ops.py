@@ -18,6 +18,8 @@ parser = pytest.importorskip("prometheus_client.parser")
 
 from test_service import Server  # noqa: E402
 
+from lexir.service.workers import child_pids  # noqa: E402
+
 QUERY = "kradzież cudzej rzeczy ruchomej"
 KEY = "ops-key-7"
 SEARCH = "/v1/{corpus}/search"
@@ -163,16 +165,7 @@ def two(tmp_path_factory):
 
 def workers_of(srv) -> set[int]:
     """The pids of the supervisor's children (the workers), from /proc."""
-    found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == srv.proc.pid:
-                found.add(int(entry))
-    return found
+    return set(child_pids(srv.proc.pid))
 
 
 def spread(srv, n: int, clients: int = 6) -> list[int]:

@@ -284,12 +284,13 @@ def _sync_tree(root: Path, linked: set[str]) -> dict[str, int]:
                 os.close(fd)
             step("synced a file")
     for here in reversed(folders):
-        _fsync_dir(here)
+        fsync_dir(here)
     step("synced the new generation")
     return files
 
 
-def _fsync_dir(path: str | Path) -> None:
+def fsync_dir(path: str | Path) -> None:
+    """Make a folder's entries (a rename into it) durable."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -307,7 +308,7 @@ def _switch(folder: Path, staging: Path, number: int, files: dict[str, int]) -> 
     step("synced the manifest's side file")
     os.replace(tmp, folder / MANIFEST)
     step("renamed the manifest")
-    _fsync_dir(folder)
+    fsync_dir(folder)
     step("synced the folder")
 
 

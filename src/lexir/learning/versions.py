@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from lexir.io.generations import fsync_dir
 from lexir.learning.model import MANIFEST
 
 BASE = "base"  # the served system without a learned model
@@ -41,14 +42,6 @@ class Busy(RuntimeError):
     """Another writer holds the corpus's lock."""
 
 
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def write_atomic(path: Path, text: str) -> None:
     """``text`` into ``path``: written beside it, flushed, renamed over it."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
@@ -58,7 +51,7 @@ def write_atomic(path: Path, text: str) -> None:
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -131,7 +124,8 @@ class ModelVersions:
 
     @contextlib.contextmanager
     def locked(self, wait_s: float = 0.0) -> Iterator[ModelVersions]:
-        """Hold the corpus's writer lock (``Busy`` where another holds it for longer than ``wait_s``)."""
+        """Hold the corpus's writer lock (``Busy`` where another holds it for longer than ``wait_s``;
+        not re-entrant: a second ``locked`` in the same thread is another writer too)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         handle = open(self.folder / ".lock", "a+")
         deadline = time.monotonic() + wait_s
@@ -163,7 +157,7 @@ class ModelVersions:
         taken = self.versions()
         version = f"v{int(taken[-1][1:]) + 1 if taken else 1:04d}"
         os.rename(candidate, self.folder / version)
-        _fsync_dir(self.folder)
+        fsync_dir(self.folder)
         shutil.rmtree(candidate.parent, ignore_errors=True)
         return version
 

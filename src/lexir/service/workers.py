@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 QUICK_DEATH_S = 1.0  # a worker dead this soon after its start counts as failing to start
 QUICK_DEATHS = 5  # ... this many times running: give up
@@ -42,6 +43,20 @@ def _die_with(parent: int) -> None:
         pass
     if os.getppid() != parent:  # it died before that took effect
         os.kill(os.getpid(), signal.SIGTERM)
+
+
+def child_pids(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (a supervisor's workers), read from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return sorted(found)
 
 
 def bind(host: str, port: int, backlog: int = 2048) -> socket.socket:

@@ -31,6 +31,10 @@ class Preparation:
         self._notify = notify
         self._lock = threading.Lock()
         self._told = 0  # tenths of the corpus already reported
+        # (time, done) when the last tenth was crossed: the time left is estimated at the rate since,
+        # because a composite's parts go at their own speeds (its BM25 half in a second, its dense
+        # half in minutes), and the rate since the start would promise the slow half at the fast pace
+        self._mark = (self.started, 0)
         self.thread: threading.Thread | None = None  # the build's thread
 
     def advance(self, n: int) -> None:
@@ -39,6 +43,8 @@ class Preparation:
             self.done = min(self.total, self.done + int(n))
             tenth = self.done * 10 // self.total
             due, self._told = tenth > self._told and tenth < 10, max(self._told, tenth)
+            if due:
+                self._mark = (time.monotonic(), self.done)
         if due and self._notify is not None:
             self._notify(f"{self.system} over {self.corpus}: {self.status()}")
 
@@ -46,11 +52,15 @@ class Preparation:
         self.error = message
 
     def eta_s(self) -> float | None:
-        """Seconds left at the rate so far (None before anything is done)."""
-        if self.done <= 0:
+        """Seconds left at the rate since the last tenth was crossed (or since the start, when
+        nothing is done since; None before anything is done)."""
+        since, base = self._mark
+        if self.done <= base:
+            since, base = self.started, 0
+        if self.done <= base:
             return None
-        elapsed = time.monotonic() - self.started
-        return round(elapsed / self.done * (self.total - self.done), 1)
+        elapsed = time.monotonic() - since
+        return round(elapsed / (self.done - base) * (self.total - self.done), 1)
 
     def status(self) -> str:
         if self.error:

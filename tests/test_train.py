@@ -146,6 +146,7 @@ def test_the_trained_model_is_used_and_helps_on_held_out_questions(gerlayqa, fol
     assert lexir.evaluate(trained, test).mean("R@100") > lexir.evaluate(base, test).mean("R@100")
 
 
+@pytest.mark.slow  # German recommended fuses dense: its first build encodes the BGB
 def test_recommended_without_a_model_is_todays_pipeline_and_with_one_the_trained_system(gerlayqa, fold, tmp_path):
     folder, corpus, _ = gerlayqa
     from lexir.learning.recommended import recommended_spec
@@ -177,6 +178,7 @@ def test_recommended_refuses_a_model_trained_for_another_system(gerlayqa, model)
         lexir.build(corpus.with_language("pl"), "bm25-qa", model=str(out), cache=False)
 
 
+@pytest.mark.slow  # trains German recommended, whose base encodes the BGB
 def test_train_and_run_from_the_command_line(gerlayqa, fold, tmp_path):
     folder, _, _ = gerlayqa
     train, test = fold

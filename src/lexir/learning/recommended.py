@@ -1,11 +1,12 @@
 """``recommended``: the best non-LLM pipeline for the corpus's language, by name.
 
 Which pipeline that is was decided per language on development data only (Polish: the
-pl-exams tune split; Greek and German: the known-item sets ``el-dev`` and ``de-dev``; English
-has no development data and follows the other Snowball languages) and is read from the
+pl-exams tune split; Greek, German and French: the known-item sets ``el-dev``, ``de-dev`` and
+``fr-dev``, and for German's dense weight the lay questions' tune split; English has no
+development data and follows the other Snowball languages) and is read from the
 ``recommended`` column of ``lexir/analysis/data/defaults.tsv``; the experiment named on each
-row records the comparison it won. ``lexir systems`` prints the table. The Polish, Greek and
-English rows fuse dense retrieval, so a first build over a corpus encodes it (cached after).
+row records the comparison it won. ``lexir systems`` prints the table. Every row but the
+fallback fuses dense retrieval, so a first build over a corpus encodes it (cached after).
 
 Registered with ``stands_for``: what a cached run of ``recommended`` is keyed by is the spec
 of its language's row (:func:`lexir.retrieval.build.effective_spec`), not the name.

@@ -98,7 +98,7 @@ class Profile:
     def groups(self, text: str, scan: Any, found: list[Citation]) -> Iterator[Group]:
         raise NotImplementedError
 
-    def context_act(self, text: str, scan: Any, ref: Ref, found: list[Citation]) -> ActFound | None:
+    def context_act(self, text: str, scan: Any, group: Group, ref: Ref, found: list[Citation]) -> ActFound | None:
         return None
 
     def fits(self, source: str | None, keyword: str) -> bool:
@@ -235,7 +235,7 @@ def _assign_acts(profile: Profile, text: str, scan: Any, group: Group, found: li
         elif default_act and not ref.same_act:
             ref.source, origin[i] = default_act, "default"
         elif group.kind != "collection":
-            ctx = profile.context_act(text, scan, ref, found)
+            ctx = profile.context_act(text, scan, group, ref, found)
             if ctx:
                 ref.source, ref.act_raw, ref.kind = ctx if not ref.same_act else (ctx[0], ref.act_raw, ctx[2])
                 origin[i] = "context"

@@ -127,7 +127,7 @@ class Profile(pipeline.Profile):
     def groups(self, text: str, scan: Any, found: list[Citation]) -> Iterator[Group]:
         return _groups(self, text)
 
-    def context_act(self, text: str, scan: Any, ref: Ref, found: list[Citation]):
+    def context_act(self, text: str, scan: Any, group: Group, ref: Ref, found: list[Citation]):
         return _context_act(self, text, ref.start, found, ref.keyword, scan)
 
     def fits(self, source: str | None, keyword: str) -> bool:

@@ -61,7 +61,7 @@ from importlib import resources
 from typing import Any
 
 from lexir.citations import pipeline
-from lexir.citations.model import Citation, read_act_table
+from lexir.citations.model import Citation, read_act_table, read_kind_table
 from lexir.citations.pipeline import Group, Ref, above, citation, read_units, skip_space, with_ranges
 
 KnownArticles = Mapping[str, Collection[str]]
@@ -181,23 +181,9 @@ class _Syntax:
     number: re.Pattern[str]
 
 
-def _kind_table(p: Profile, name: str) -> dict[str, list[str]]:
-    """A ``kind<TAB>variant|variant...`` data file (``#`` comments and the header skipped)."""
-    kinds: dict[str, list[str]] = {}
-    with _data(name, p).open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if line.startswith("#") or line.startswith("kind\t") or not line.strip():
-                continue
-            cells = line.rstrip("\n").split("\t")
-            if len(cells) != 2:
-                raise ValueError(f"{name}:{lineno}: expected kind<TAB>variants, got {len(cells)} fields")
-            kinds[cells[0]] = [v for v in cells[1].split("|") if v]
-    return kinds
-
-
 @functools.cache
 def _syntax(p: Profile) -> _Syntax:
-    kinds = defaultdict(list, _kind_table(p, p.keywords))
+    kinds = defaultdict(list, read_kind_table(_data(p.keywords, p)))
     keywords = kinds["para"] + kinds["para_plural"] + kinds["art"] + kinds["art_plural"]
     plural = frozenset(kinds["para_plural"] + ["Artt."])
     unit_kinds = {v: k for k in ("alt", "hs", "dlit", "lit", "nr", "satz", "abs") for v in kinds[k]}
@@ -416,7 +402,7 @@ class _NonStatutes:
 
 @functools.cache
 def _non_statutes(p: Profile) -> _NonStatutes:
-    rows = _kind_table(p, p.non_statutes)
+    rows = read_kind_table(_data(p.non_statutes, p))
     endings = {e: k for k in ("contract", "bylaw") for e in rows.get(k, ())}
     return _NonStatutes(
         endings=endings,

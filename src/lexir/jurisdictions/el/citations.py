@@ -33,7 +33,7 @@ from importlib import resources
 from typing import Any
 
 from lexir.citations import pipeline
-from lexir.citations.model import Citation, read_act_table
+from lexir.citations.model import Citation, read_act_table, read_kind_table
 from lexir.citations.pipeline import Group, Ref, above, read_units, skip_space, with_ranges
 
 KnownArticles = Mapping[str, Collection[str]]
@@ -85,12 +85,7 @@ _NUM = r"\d+(?:[Α-ΩA-Z](?![\w])|\s[Α-ΩA-Z](?![\w.]))?(?![\d/.,]\d)"
 
 @functools.cache
 def _syntax() -> _Syntax:
-    kinds: dict[str, list[str]] = {}
-    for line in _data("keywords.tsv").read_text(encoding="utf-8").splitlines():
-        if line.startswith("#") or line.startswith("kind\t") or not line.strip():
-            continue
-        kind, variants = line.split("\t")
-        kinds[kind] = [v for v in variants.split("|") if v]
+    kinds = _keywords()
     item_label = rf"(?:[{_L}]{{1,2}}[{_MARKS}]?\)?(?![{_L}])|\d+[{_MARKS}]?(?!\w))"
     unit = "|".join(
         rf"(?P<{k}>{_alt(kinds[k])})(?<=\.)\s*(?P<{k}_l>{lab})|(?P<{k}w>{_alt(kinds[k])})(?<!\.)(?![{_L}])\s*(?P<{k}w_l>{lab})"
@@ -138,11 +133,13 @@ def _syntax() -> _Syntax:
 
 
 @functools.cache
+def _keywords() -> dict[str, list[str]]:
+    return read_kind_table(_data("keywords.tsv"))
+
+
+@functools.cache
 def _pd_forms() -> frozenset[str]:
-    for line in _data("keywords.tsv").read_text(encoding="utf-8").splitlines():
-        if line.startswith("pd\t"):
-            return frozenset(fold(v) for v in line.split("\t")[1].split("|"))
-    return frozenset()
+    return frozenset(fold(v) for v in _keywords().get("pd", ()))
 
 
 def _label(raw: str) -> str:

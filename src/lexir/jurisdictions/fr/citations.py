@@ -45,7 +45,6 @@ Decisions (for the integrator):
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
@@ -54,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from lexir.citations import pipeline
-from lexir.citations.model import Citation, read_act_table
+from lexir.citations.model import Citation, read_act_table, read_kind_table
 from lexir.citations.pipeline import Group, Ref, with_ranges
 from lexir.jurisdictions.fr.statutes import article_label
 
@@ -64,12 +63,6 @@ KnownArticles = Mapping[str, Collection[str]]
 
 # ---------------------------------------------------------------------------
 # tables
-
-
-def _read_tsv(name: str) -> list[list[str]]:
-    with (DATA / name).open(encoding="utf-8", newline="") as fh:
-        rows = csv.reader((line for line in fh if not line.startswith("#")), delimiter="\t", quoting=csv.QUOTE_NONE)
-        return [row for i, row in enumerate(rows) if row and not (i == 0 and row[0] in ("kind", "word"))]
 
 
 @dataclass(frozen=True)
@@ -118,8 +111,8 @@ def tables() -> _Tables:
             bucket.append(variant)
     for key in clash:  # written the same way for two codes: ambiguous, so no code
         del by_key[key]
-    keywords = {row[0]: tuple(v for v in row[1].split("|") if v) for row in _read_tsv("keywords.tsv") if len(row) > 1}
-    ordinals = {row[0].lower(): row[1] for row in _read_tsv("ordinals.tsv") if len(row) > 1}
+    keywords = {kind: tuple(variants) for kind, variants in read_kind_table(DATA / "keywords.tsv").items()}
+    ordinals = {word.lower(): numbers[0] for word, numbers in read_kind_table(DATA / "ordinals.tsv", "word").items()}
 
     def alternation(variants: list[str]) -> str:
         return "|".join(_flexible(v) for v in sorted(set(variants), key=len, reverse=True))

@@ -32,7 +32,7 @@ from importlib import resources
 from typing import Any
 
 from lexir.citations import pipeline
-from lexir.citations.model import Citation, article_id, read_act_table
+from lexir.citations.model import Citation, article_id, read_act_table, read_kind_table
 from lexir.citations.pipeline import Group, Ref, above, read_units, skip_space
 
 KnownArticles = Mapping[str, Collection[str]]
@@ -156,14 +156,8 @@ def _acts() -> _Acts:
 
 @functools.cache
 def _ordinals() -> dict[str, str]:
-    path = resources.files(__package__) / "data" / "ordinals.tsv"
-    out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("#") or line.startswith("number"):
-            continue
-        number, forms = line.split("\t")
-        out.update({form: number for form in forms.split("|")})
-    return out
+    table = read_kind_table(resources.files(__package__) / "data" / "ordinals.tsv", header="number")
+    return {form: number for number, forms in table.items() for form in forms}
 
 
 def _label(raw: str) -> str:

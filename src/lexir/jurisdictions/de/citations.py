@@ -84,7 +84,7 @@ def _plain_label(source: str, article: str, keyword: str, known: KnownArticles) 
     return resolve_article(source, article, known)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: the tables are cached per profile, looked up per unit
 class Profile(pipeline.Profile):
     """One legal order's tables and hooks for the citation pipeline (:mod:`lexir.citations.pipeline`)
     as German and Austrian texts cite: ``§``/``Art.`` groups read by this module.
@@ -101,7 +101,7 @@ class Profile(pipeline.Profile):
     ``prose_short_acts``: the abbreviations of two letters that name an act in prose (context).
     ``label(source, article, keyword, known)``: the article label to report, given the labels
     ``known`` holds for the source. Functions taking a profile cache per profile, so a profile
-    is frozen and hashable.
+    is frozen and hashed by identity (a module's constant, built once).
     """
 
     package: str

@@ -237,7 +237,8 @@ def _assign_acts(profile: Profile, text: str, scan: Any, group: Group, found: li
         elif group.kind != "collection":
             ctx = profile.context_act(text, scan, group, ref, found)
             if ctx:
-                ref.source, ref.act_raw, ref.kind = ctx if not ref.same_act else (ctx[0], ref.act_raw, ctx[2])
+                source, raw, ref.kind = ctx
+                ref.source, ref.act_raw = source, ref.act_raw if ref.same_act else raw  # "du même code" as written
                 origin[i] = "context"
     return origin
 

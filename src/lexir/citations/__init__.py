@@ -7,6 +7,7 @@ takes the order's code and asks the registry (:mod:`lexir.jurisdiction`) for its
 
 from lexir.citations.annotate import annotate
 from lexir.citations.extract import citation_codes, cite_lines, find_citations
-from lexir.citations.model import ActEntry, Citation, read_act_table
+from lexir.citations.model import ActEntry, Citation, read_act_table, read_kind_table
 
-__all__ = ["ActEntry", "Citation", "annotate", "cite_lines", "citation_codes", "find_citations", "read_act_table"]
+__all__ = ["ActEntry", "Citation", "annotate", "cite_lines", "citation_codes", "find_citations", "read_act_table",
+           "read_kind_table"]

@@ -121,6 +121,22 @@ class ActEntry:
     names: tuple[str, ...]
 
 
+def read_kind_table(path: Path | Traversable, header: str = "kind") -> dict[str, list[str]]:
+    """Rows of a ``kind<TAB>variant|variant...`` file (a finder's keywords, ordinals): kind -> its
+    variants. Lines starting with ``#``, blank lines and the header row (first cell ``header``)
+    are skipped; a row of another number of fields is an error."""
+    kinds: dict[str, list[str]] = {}
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if line.startswith("#") or line.startswith(header + "\t") or not line.strip():
+                continue
+            cells = line.rstrip("\n").split("\t")
+            if len(cells) != 2:
+                raise ValueError(f"{path.name}:{lineno}: expected {header}<TAB>variants, got {len(cells)} fields")
+            kinds[cells[0]] = [v for v in cells[1].split("|") if v]
+    return kinds
+
+
 def read_act_table(path: Path | Traversable) -> list[ActEntry]:
     """Rows of a ``source<TAB>abbreviations<TAB>names`` file; variants separated by ``|``.
 

@@ -35,8 +35,8 @@ Ranges
     or over 200 apart give their ends only); ``expand_ranges=False`` gives the ends only.
 
 Pipeline
-    This finder is the citation pipeline of :mod:`lexir.jurisdictions.de.citations` read with the
-    profile :data:`AUSTRIAN`: the tables of ``data/`` (``acts.tsv``, ``keywords.tsv`` with ``Z`` for
+    This finder is the shared citation pipeline (:mod:`lexir.citations.pipeline`) with the German
+    group stage of :mod:`lexir.jurisdictions.de.citations`, read with the profile :data:`AUSTRIAN`: the tables of ``data/`` (``acts.tsv``, ``keywords.tsv`` with ``Z`` for
     the Ziffer, ``not_acts.txt``, empty ``non_statutes.tsv`` and ``repealed.tsv``), the Ziffer
     reported as ``z`` and Satz left out of the path, no EU instruments, roman Artikel, labels such
     as ``373i1``, unknown abbreviations with hyphens (``B-VG``) and the hook :func:`article_label`
@@ -50,7 +50,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 from lexir.citations.model import Citation, known_articles
-from lexir.jurisdictions.de import citations as pipeline
+from lexir.jurisdictions.de import citations as german
 
 KnownArticles = Mapping[str, Collection[str]]
 
@@ -73,13 +73,13 @@ def article_label(source: str, article: str, keyword: str, known: KnownArticles)
     return article
 
 
-AUSTRIAN = pipeline.Profile(
+AUSTRIAN = german.Profile(
     package=__package__,
     path_keys=(("nr", "z"), ("satz", None)),
     eu=False,
     roman_articles=True,
     article_number=r"(?P<n>\d+)(?P<l>[a-z]{0,2}\d{0,2})(?![\w])(?![.,]\d)",  # "§ 27b", "§ 373i1"
-    unknown_abbrev=rf"[A-ZÄÖÜ][{pipeline._WORD}]*(?:-[{pipeline._WORD}]+)*(?![{pipeline._WORD}\d\-])",  # "B-VG"
+    unknown_abbrev=rf"[A-ZÄÖÜ][{german._WORD}]*(?:-[{german._WORD}]+)*(?![{german._WORD}\d\-])",  # "B-VG"
     prose_short_acts=frozenset(),
     label=article_label,
 )
@@ -87,7 +87,7 @@ AUSTRIAN = pipeline.Profile(
 
 def act_source(abbreviation: str) -> str | None:
     """The source id of an Austrian abbreviation or title (``ABGB`` -> ``AT-ABGB``), None when unknown."""
-    return pipeline.act_source(abbreviation, AUSTRIAN)
+    return german.act_source(abbreviation, AUSTRIAN)
 
 
 def known_from_acts(acts) -> dict[str, set[str]]:
@@ -112,5 +112,5 @@ def find_citations(
     citations of those kinds (default: statutes; None: also ``bill``, the §§ of a bill that an
     explanatory memorandum explains: ``Begründung zu § 5``).
     """
-    return pipeline.find_citations(text, known, default_act, kinds=kinds, expand_ranges=expand_ranges,
+    return german.find_citations(text, known, default_act, kinds=kinds, expand_ranges=expand_ranges,
                                    profile=AUSTRIAN)

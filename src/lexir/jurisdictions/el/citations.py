@@ -9,8 +9,11 @@ character by character, so offsets stay those of the original text. Keywords liv
 Path keys: ``par`` (παράγραφος), ``item`` (περίπτωση, label a Greek letter without its numeral
 sign: ``περ. α΄`` -> ``α``, or a number), ``subitem`` (υποπερίπτωση), ``sent`` (εδάφιο).
 
-Groups and acts follow the German finder: references joined by ``,``/``και``/``ή`` or a range
-(``έως``, ``-``) share the act written after the last of them (``του ν. 4624/2019``, ``ΑΚ``,
+This finder is the Greek profile (:data:`GREEK`) of the shared citation pipeline
+(:mod:`lexir.citations.pipeline`); its own stages are the folding (the tokenise hook) and the
+group stage (Greek keywords and units, unit-first chains). Groups and acts resolve as in every
+order: references joined by ``,``/``και``/``ή`` or a range (``έως``, ``-``) share the act written
+after the last of them (``resolved_from="explicit"`` for the last, ``"group"`` for the others) (``του ν. 4624/2019``, ``ΑΚ``,
 ``του Αστικού Κώδικα``); ``του παρόντος`` names the act being read (``default_act``); a
 reference with no act is resolved to ``default_act`` or left unresolved. Unit-first citations
 (``παρ. 3 του άρθρου 37``) are read with the units as the path of the article after them.
@@ -24,14 +27,16 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
+from typing import Any
 
-from lexir.citations.model import Citation, article_id, read_act_table
+from lexir.citations import pipeline
+from lexir.citations.model import Citation, read_act_table, read_kind_table
+from lexir.citations.pipeline import Group, Ref, above, read_units, skip_space, with_ranges
 
 KnownArticles = Mapping[str, Collection[str]]
-_MAX_RANGE = 200
 _DEPTH = {"article": 0, "par": 1, "item": 2, "subitem": 3, "sent": 4}
 _MARKS = "΄'’ʹ´`"
 
@@ -80,12 +85,7 @@ _NUM = r"\d+(?:[Α-ΩA-Z](?![\w])|\s[Α-ΩA-Z](?![\w.]))?(?![\d/.,]\d)"
 
 @functools.cache
 def _syntax() -> _Syntax:
-    kinds: dict[str, list[str]] = {}
-    for line in _data("keywords.tsv").read_text(encoding="utf-8").splitlines():
-        if line.startswith("#") or line.startswith("kind\t") or not line.strip():
-            continue
-        kind, variants = line.split("\t")
-        kinds[kind] = [v for v in variants.split("|") if v]
+    kinds = _keywords()
     item_label = rf"(?:[{_L}]{{1,2}}[{_MARKS}]?\)?(?![{_L}])|\d+[{_MARKS}]?(?!\w))"
     unit = "|".join(
         rf"(?P<{k}>{_alt(kinds[k])})(?<=\.)\s*(?P<{k}_l>{lab})|(?P<{k}w>{_alt(kinds[k])})(?<!\.)(?![{_L}])\s*(?P<{k}w_l>{lab})"
@@ -133,24 +133,13 @@ def _syntax() -> _Syntax:
 
 
 @functools.cache
+def _keywords() -> dict[str, list[str]]:
+    return read_kind_table(_data("keywords.tsv"))
+
+
+@functools.cache
 def _pd_forms() -> frozenset[str]:
-    for line in _data("keywords.tsv").read_text(encoding="utf-8").splitlines():
-        if line.startswith("pd\t"):
-            return frozenset(fold(v) for v in line.split("\t")[1].split("|"))
-    return frozenset()
-
-
-@dataclass
-class _Ref:
-    start: int
-    end: int
-    article: str
-    path: dict[str, str]
-    level: str
-    source: str | None = None
-    act_raw: str = ""
-    has_act: bool = False
-    self_ref: bool = False
+    return frozenset(fold(v) for v in _keywords().get("pd", ()))
 
 
 def _label(raw: str) -> str:
@@ -167,22 +156,16 @@ def _unit_kind(m: re.Match[str]) -> tuple[str, str]:
 
 
 def _units(folded: str, pos: int, path: dict[str, str], level: str) -> tuple[int, dict[str, str], str]:
-    syn = _syntax()
-    path = dict(path)
-    while True:
-        p = pos
-        while p < len(folded) and folded[p].isspace():
-            p += 1
-        m = syn.unit.match(folded, p)
-        if not m:
-            break
-        kind, label = _unit_kind(m)
-        if _DEPTH[kind] <= _DEPTH[level]:
-            break
-        path = {k: v for k, v in path.items() if _DEPTH[k] < _DEPTH[kind]}
-        path[kind] = _label(label)
-        level, pos = kind, m.end()
-    return pos, path, level
+    return read_units(folded, pos, path, level, _DEPTH, _unit_at)
+
+
+def _unit_at(folded: str, pos: int, level: str) -> tuple[str, str, int] | None:
+    """The unit hook of :func:`lexir.citations.pipeline.read_units`: the unit after ``pos``."""
+    m = _syntax().unit.match(folded, skip_space(folded, pos))
+    if not m:
+        return None
+    kind, label = _unit_kind(m)
+    return kind, _label(label), m.end()
 
 
 def _act_after(text: str, folded: str, pos: int) -> tuple[int, str | None, str, bool] | None:
@@ -232,20 +215,20 @@ def _number(text: str, pos: int) -> re.Match[str] | None:
     return m
 
 
-def _group(text: str, folded: str, start: int, num_pos: int, path: dict[str, str]) -> tuple[list[_Ref], list[tuple[int, int]], int]:
+def _group(text: str, folded: str, start: int, num_pos: int, path: dict[str, str]) -> tuple[list[Ref], int]:
     syn = _syntax()
     num = _number(text, num_pos)
     assert num is not None
     plural = folded[start:num_pos].strip() in syn.plural
     end, path, level = _units(folded, num.end(), path, "article")
-    refs = [_Ref(start, end, _label(num.group()), path, level)]
+    refs = [Ref(start, end, _label(num.group()), path, level)]
     ranges: list[tuple[int, int]] = []
     while True:
         last = refs[-1]
         act = _act_after(text, folded, last.end)
         if act:
             a_end, source, raw, is_self = act
-            last.end = a_end
+            last.end, last.own_act = a_end, True
             for ref in reversed(refs):
                 if ref.has_act:
                     break
@@ -261,10 +244,10 @@ def _group(text: str, folded: str, start: int, num_pos: int, path: dict[str, str
         unit = syn.unit.match(folded, pos) if not kw else None
         if unit:
             kind, _ = _unit_kind(unit)
-            e, path, level = _units(folded, pos, {k: v for k, v in last.path.items() if _DEPTH[k] < _DEPTH[kind]},
+            e, path, level = _units(folded, pos, above(last.path, kind, _DEPTH),
                                     {"par": "article", "item": "par", "subitem": "item", "sent": "item"}[kind])
             if e > pos:
-                refs.append(_Ref(conn.end(), e, last.article, path, level))
+                refs.append(Ref(conn.end(), e, last.article, path, level))
                 continue
             break
         if kw or last.level == "article" or plural:
@@ -272,18 +255,17 @@ def _group(text: str, folded: str, start: int, num_pos: int, path: dict[str, str
             if not n:
                 break
             e, path, level = _units(folded, n.end(), {}, "article")
-            refs.append(_Ref(conn.end(), e, _label(n.group()), path, level))
+            refs.append(Ref(conn.end(), e, _label(n.group()), path, level))
             if conn.group("range"):
                 ranges.append((len(refs) - 2, len(refs) - 1))
             continue
         lab = re.compile(rf"(?:[{_L}]{{1,2}}[{_MARKS}]?\)?(?![{_L}])|\d+(?!\w))").match(folded, pos)
         if not lab or (last.level == "par" and not lab.group()[0].isdigit()):
             break
-        path = {k: v for k, v in last.path.items() if _DEPTH[k] < _DEPTH[last.level]}
-        path[last.level] = _label(lab.group())
+        path = {**above(last.path, last.level, _DEPTH), last.level: _label(lab.group())}
         e, path, level = _units(folded, lab.end(), path, last.level)
-        refs.append(_Ref(conn.end(), e, last.article, path, last.level))
-    return refs, ranges, refs[-1].end
+        refs.append(Ref(conn.end(), e, last.article, path, last.level))
+    return with_ranges(refs, ranges), refs[-1].end
 
 
 def _unit_first(folded: str, pos: int, chains: dict[int, tuple[list[tuple[str, str]], int, int | None]]
@@ -324,58 +306,41 @@ def _unit_first(folded: str, pos: int, chains: dict[int, tuple[list[tuple[str, s
     return pos, end, path
 
 
-def _find(text: str, known: KnownArticles | None, default_act: str | None, expand_ranges: bool) -> list[Citation]:
-    syn = _syntax()
-    folded = fold(text)
-    out: list[Citation] = []
-    starts: list[tuple[int, int, dict[str, str]]] = []
-    chains: dict[int, tuple[list[tuple[str, str]], int, int | None]] = {}
-    for m in syn.unit.finditer(folded):
-        if m.start() > 0 and (folded[m.start() - 1].isalpha() or folded[m.start() - 1] == "."):
-            continue
-        uf = _unit_first(folded, m.start(), chains)
-        if uf:
-            starts.append(uf)
-    for m in syn.article.finditer(folded):
-        starts.append((m.start(), m.end(), {}))
-    starts.sort()
-    pos = 0
-    for start, num_pos, path in starts:
-        if start < pos or not re.compile(_NUM).match(text, num_pos):
-            continue
-        refs, ranges, pos = _group(text, folded, start, num_pos, path)
-        origin: dict[int, str | None] = {}
-        for i, ref in enumerate(refs):
-            if ref.self_ref or (not ref.has_act and default_act):
-                ref.source = default_act
-                origin[i] = "default" if default_act else None
-            else:
-                origin[i] = "explicit" if ref.act_raw else None
-        for i, ref in enumerate(refs):
-            article = ref.article
-            out.append(_citation(text, ref.start, ref.end, ref.source, ref.act_raw, article, ref.path, origin[i]))
-            for a, b in ranges:
-                if a == i and expand_ranges:
-                    end_ref = refs[b]
-                    for label in _between(ref.article, end_ref.article, known, end_ref.source):
-                        out.append(_citation(text, ref.start, end_ref.end, end_ref.source, end_ref.act_raw, label, {},
-                                             origin[b]))
-    return sorted(out, key=lambda c: (c.start, c.end))
+@dataclass(frozen=True)
+class _Scan:
+    folded: str
+    starts: list[tuple[int, int, dict[str, str]]]  # (start, position of the article number, path of units before)
 
 
-def _between(first: str, last: str, known: KnownArticles | None, source: str | None) -> list[str]:
-    if not (first.isdigit() and last.isdigit()) or not 0 < int(last) - int(first) <= _MAX_RANGE:
-        return []
-    labels = [str(n) for n in range(int(first) + 1, int(last))]
-    if known is not None and source and source in known:
-        labels = [n for n in labels if n in known[source]]
-    return labels
+class _Greek(pipeline.Profile):
+    """The Greek profile of the citation pipeline: the text folded once, offsets kept (tokenise);
+    groups from an article keyword or a unit-first chain (``παρ. 3 του άρθρου 37``)."""
+
+    def scan(self, text: str) -> _Scan:
+        syn = _syntax()
+        folded = fold(text)
+        starts: list[tuple[int, int, dict[str, str]]] = []
+        chains: dict[int, tuple[list[tuple[str, str]], int, int | None]] = {}
+        for m in syn.unit.finditer(folded):
+            if m.start() > 0 and (folded[m.start() - 1].isalpha() or folded[m.start() - 1] == "."):
+                continue
+            uf = _unit_first(folded, m.start(), chains)
+            if uf:
+                starts.append(uf)
+        starts += [(m.start(), m.end(), {}) for m in syn.article.finditer(folded)]
+        starts.sort()
+        return _Scan(folded, starts)
+
+    def groups(self, text: str, scan: Any, found: list[Citation]) -> Iterator[Group]:
+        pos = 0
+        for start, num_pos, path in scan.starts:
+            if start < pos or not re.compile(_NUM).match(text, num_pos):
+                continue
+            refs, pos = _group(text, scan.folded, start, num_pos, path)
+            yield Group(start, pos, refs)
 
 
-def _citation(text: str, start: int, end: int, source: str | None, act_raw: str, article: str,
-              path: dict[str, str], resolved_from: str | None = None) -> Citation:
-    return Citation(start, end, text[start:end], source, act_raw, article, dict(path), article_id(source, article),
-                    resolved_from=resolved_from if source or act_raw else None)
+GREEK = _Greek()
 
 
 def find_citations(
@@ -389,8 +354,7 @@ def find_citations(
     """All Greek statutory citations in ``text``, in order of their spans' starts (the signature of
     every language's finder: see :func:`lexir.citations.extract.find_citations`). ``kinds``: every
     Greek citation is a ``statute``."""
-    cites = _find(text, known, default_act, expand_ranges)
-    return cites if kinds is None else [c for c in cites if c.kind in kinds]
+    return pipeline.find(GREEK, text, known, default_act, expand_ranges=expand_ranges, kinds=kinds)
 
 
 def act_source(designation: str) -> str | None:

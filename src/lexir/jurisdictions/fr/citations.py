@@ -1,14 +1,15 @@
 """French statutory citations in text: ``article 1240 du code civil``, ``art. L. 1232-1 C. trav.``.
 
-:func:`find_citations` works in three stages, its word lists in ``data/`` (not in code):
+:func:`find_citations` is the French profile (:data:`FRENCH`) of the shared citation pipeline
+(:mod:`lexir.citations.pipeline`), its word lists in ``data/`` (not in code); its hooks:
 
 tokenise
-    :func:`tokenise` finds the code designations (``data/acts.tsv``: names case-insensitively,
+    (``scan``) :func:`tokenise` finds the code designations (``data/acts.tsv``: names case-insensitively,
     ``code civil``; abbreviations as written, with free spacing, ``C. civ.``/``C.civ.``) and
     mentions of laws (``loi n° 89-462 du 6 juillet 1989``; ``décret``, ``ordonnance``…,
     ``data/keywords.tsv`` kind ``law``) anywhere in the text.
 group
-    :func:`group` reads, from each article keyword (``article``, ``l'article``, ``art.``,
+    (``groups``) :func:`group` reads, from each article keyword (``article``, ``l'article``, ``art.``,
     ``les articles``…), the article numbers (``1240``, ``L. 1232-1``, ``R*2122-1``, ``1er``,
     ``12 bis``) joined by ``,``/``et``/``ou`` (a list) or ``à``/``au`` (a range), an
     ``et suivants``, the units after a number (``, alinéa 2``/``al. 2``, ``, 1°``, ``a)``) or
@@ -17,7 +18,9 @@ group
     ``C. civ.``), ``du présent code``, ``du même code``, a law (``de la loi n° …``), or an unknown
     code (``du code des marchés publics``). A code written before (``C. civ., art. 1103``) is a prefix.
 resolve
-    :func:`resolve` turns each group into :class:`Citation` s, one per article.
+    the pipeline's, one citation per article, with the hooks ``context_act`` (the code named last
+    before the group on its line), ``between`` (a range's inside: the labels the code has) and
+    ``extra`` (laws named without an article).
 
 Decisions (for the integrator):
 
@@ -36,22 +39,23 @@ Decisions (for the integrator):
   code named last before it in the same paragraph (a line) -> ``context``; ``du présent code`` ->
   ``default_act``; ``du même code`` -> context. A law (``article 3 de la loi n° 89-462 du 6 juillet
   1989``) is no code article: ``act`` and ``id`` None, ``instrument`` ``loi n° 89-462``, ``kind``
-  ``"statute"``; a law mentioned without an article is a citation too (``article`` None). An
+  ``"statute"``, ``resolved_from`` ``explicit`` (``group``) as for any act written after; a law mentioned without an article is a citation too (``article`` None). An
   unknown code gives ``act`` None, ``id`` None, ``act_raw`` as written: never a guess.
 """
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
-from lexir.citations.model import Citation, read_act_table
+from lexir.citations import pipeline
+from lexir.citations.model import Citation, read_act_table, read_kind_table
+from lexir.citations.pipeline import Group, Ref, with_ranges
 from lexir.jurisdictions.fr.statutes import article_label
-from lexir.types import canonical_id
 
 DATA = Path(__file__).parent / "data"
 KnownArticles = Mapping[str, Collection[str]]
@@ -59,12 +63,6 @@ KnownArticles = Mapping[str, Collection[str]]
 
 # ---------------------------------------------------------------------------
 # tables
-
-
-def _read_tsv(name: str) -> list[list[str]]:
-    with (DATA / name).open(encoding="utf-8", newline="") as fh:
-        rows = csv.reader((line for line in fh if not line.startswith("#")), delimiter="\t", quoting=csv.QUOTE_NONE)
-        return [row for i, row in enumerate(rows) if row and not (i == 0 and row[0] in ("kind", "word"))]
 
 
 @dataclass(frozen=True)
@@ -113,8 +111,8 @@ def tables() -> _Tables:
             bucket.append(variant)
     for key in clash:  # written the same way for two codes: ambiguous, so no code
         del by_key[key]
-    keywords = {row[0]: tuple(v for v in row[1].split("|") if v) for row in _read_tsv("keywords.tsv") if len(row) > 1}
-    ordinals = {row[0].lower(): row[1] for row in _read_tsv("ordinals.tsv") if len(row) > 1}
+    keywords = {kind: tuple(variants) for kind, variants in read_kind_table(DATA / "keywords.tsv").items()}
+    ordinals = {word.lower(): numbers[0] for word, numbers in read_kind_table(DATA / "ordinals.tsv", "word").items()}
 
     def alternation(variants: list[str]) -> str:
         return "|".join(_flexible(v) for v in sorted(set(variants), key=len, reverse=True))
@@ -204,29 +202,6 @@ def tokenise(text: str) -> list[Token]:
 # group
 
 
-@dataclass
-class Member:
-    """One article number of a group, with the units cited below it."""
-
-    start: int
-    end: int
-    label: str
-    path: dict[str, str] = field(default_factory=dict)
-    range_to: Member | None = None  # "1103 à 1105": the member 1103 has range_to 1105
-    following: bool = False
-
-
-@dataclass
-class Group:
-    """An article keyword, its numbers, and the act designation after (or before) them."""
-
-    start: int
-    end: int
-    members: list[Member]
-    act: Token | None = None
-    act_how: str | None = None  # "explicit", "prefix", "this_code", "same_code"
-
-
 def _unit_path(text: str) -> dict[str, str]:
     """``{"al": …, "item": …, "lit": …}`` of the unit designations in ``text``."""
     ordinals = tables().ordinals
@@ -245,7 +220,9 @@ def _unit_path(text: str) -> dict[str, str]:
 
 
 def group(text: str, tokens: list[Token]) -> Iterator[Group]:
-    """The citation groups of ``text``, in order (see the module doc)."""
+    """The citation groups of ``text``, in order (see the module doc): one reference per article
+    number, two for a range (its ends; :func:`lexir.citations.pipeline.with_ranges` adds its
+    inside), every reference of a number spanning the number with its units."""
     p = _patterns()
     by_start = {tok.start: tok for tok in tokens}
     pos = 0
@@ -253,52 +230,80 @@ def group(text: str, tokens: list[Token]) -> Iterator[Group]:
         if m.start() < pos:
             continue
         start = m.start()
-        members: list[Member] = []
+        numbers: list[list[Ref]] = []  # each: the article, or the two ends of a range
         i = m.end()
         while True:
             num = p["number"].match(text, i)
             if num is None:
                 break
-            member = Member(num.start(), num.end(), article_label(num[0]))
-            members.append(member)
-            i = _units_after(text, member)
+            first = Ref(num.start(), num.end(), article_label(num[0]), {})
+            numbers.append([first])
+            i = _units_after(text, first)
             rng = p["range_sep"].match(text, i)
             if rng:
                 end = p["number"].match(text, rng.end())
                 if end is not None:
-                    member.range_to = Member(end.start(), end.end(), article_label(end[0]))
-                    i = _units_after(text, member.range_to)
-                    member.end = member.range_to.end
+                    last = Ref(end.start(), end.end(), article_label(end[0]), {})
+                    i = _units_after(text, last)
+                    first.end = last.end
+                    numbers[-1].append(last)
             sep = p["list_sep"].match(text, i)
             if sep is None:
                 break
             i = sep.end()
         fol = p["following"].match(text, i)
-        if fol and members:
-            members[-1].following = True
-            members[-1].end = i = fol.end()
+        if fol and numbers:
+            numbers[-1][0].following = True
+            numbers[-1][0].end = i = fol.end()
         before = p["before"].search(text, max(0, start - 80), start)
-        if before and members:
-            members[0].path = {**_unit_path(before[0]), **members[0].path}
-            members[0].path = {lv: members[0].path[lv] for lv in ("al", "item", "lit") if lv in members[0].path}
+        if before and numbers:
+            path = {**_unit_path(before[0]), **numbers[0][0].path}
+            numbers[0][0].path = {lv: path[lv] for lv in ("al", "item", "lit") if lv in path}
             start = before.start()
         act, how, end = _act_after(text, i, by_start)
         if act is None and how is None:
             act, how = _act_before(text, start, tokens)
-        yield Group(start, end if end is not None else i, members, act, how)
-        pos = end if end is not None else i
+        group_end = end if end is not None else i
+        raw = text[numbers[-1][0].end : group_end].strip(" ,") if numbers else ""
+        refs: list[Ref] = []
+        ranges: list[tuple[int, int]] = []
+        for n, number in enumerate(numbers):
+            last_number = n == len(numbers) - 1
+            span = (start if n == 0 else number[0].start, group_end if last_number else number[0].end)
+            for ref in number:
+                ref.start, ref.end = span
+                ref.following = number[0].following
+                _give_act(ref, act, how, raw, last_number)
+            if len(number) == 2:
+                ranges.append((len(refs), len(refs) + 1))
+            refs += number
+        yield Group(start, group_end, with_ranges(refs, ranges))
+        pos = group_end
 
 
-def _units_after(text: str, member: Member) -> int:
+def _give_act(ref: Ref, act: Token | None, how: str | None, raw: str, own: bool) -> None:
+    """Give ``ref`` the act its group names (``own``: written right after its number)."""
+    if act is not None:
+        ref.source, ref.act_raw, ref.has_act, ref.own_act = act.source, act.text, True, own
+        if act.kind == "law":
+            ref.instrument = act.instrument
+        if how == "prefix":
+            ref.origin = "prefix"
+    elif how in ("this_code", "same_code"):
+        ref.act_raw, ref.has_act = raw, True
+        ref.self_ref, ref.same_act = how == "this_code", how == "same_code"
+
+
+def _units_after(text: str, ref: Ref) -> int:
     """Reads ``, alinéa 2``, ``, 1°``, ``a)`` after a number into its path; returns the end."""
-    i = member.end
+    i = ref.end
     found = ""
     while (u := _patterns()["unit_after"].match(text, i)) is not None:
         found += " " + u["unit"]
         i = u.end()
     if found:
-        member.path = _unit_path(found)
-        member.end = i
+        ref.path = _unit_path(found)
+        ref.end = i
     return i
 
 
@@ -331,21 +336,7 @@ def _act_before(text: str, start: int, tokens: list[Token]) -> tuple[Token | Non
 
 
 # ---------------------------------------------------------------------------
-# resolve
-
-
-def _expand(source: str, first: str, last: str, known: KnownArticles | None) -> list[str] | None:
-    """Labels from ``first`` to ``last`` that exist in ``known[source]``; None when not expandable."""
-    if known is None or source not in known:
-        return None
-    labels = known[source]
-    if first not in labels or last not in labels:
-        return None
-    a = re.fullmatch(r"(.*?)(\d+)", first)
-    b = re.fullmatch(r"(.*?)(\d+)", last)
-    if a is None or b is None or a[1] != b[1] or int(a[2]) > int(b[2]):
-        return None
-    return [f"{a[1]}{n}" for n in range(int(a[2]), int(b[2]) + 1) if f"{a[1]}{n}" in labels]
+# resolve: the pipeline's, with these hooks
 
 
 def _context_act(text: str, start: int, tokens: list[Token]) -> str | None:
@@ -361,47 +352,43 @@ def _context_act(text: str, start: int, tokens: list[Token]) -> str | None:
     return None
 
 
-def resolve(text: str, groups: list[Group], tokens: list[Token], known: KnownArticles | None,
-            default_act: str | None, expand_ranges: bool) -> list[Citation]:
-    out: list[Citation] = []
-    for g in groups:
-        act: str | None = None
-        instrument: str | None = None
-        act_raw = ""
-        how: str | None = None
-        if g.act is not None and g.act.kind == "law":
-            instrument, act_raw = g.act.instrument, g.act.text
-        elif g.act is not None:
-            act, act_raw, how = g.act.source, g.act.text, (g.act_how if g.act.source else None)
-        elif g.act_how == "this_code":
-            act, how = default_act, ("default" if default_act else None)
-            act_raw = text[g.members[-1].end:g.end].strip(" ,") if g.members else ""
-        elif g.act_how == "same_code":
-            act = _context_act(text, g.start, tokens)
-            how = "context" if act else None
-            act_raw = text[g.members[-1].end:g.end].strip(" ,") if g.members else ""
-        elif default_act:
-            act, how = default_act, "default"
-        else:
-            act = _context_act(text, g.start, tokens)
-            how = "context" if act else None
-        for n, member in enumerate(g.members):
-            last = n == len(g.members) - 1
-            start = g.start if n == 0 else member.start
-            end = g.end if last else member.end
-            member_how = "group" if how == "explicit" and not last else how
-            labels = [member.label]
-            if member.range_to is not None:
-                expanded = _expand(act, member.label, member.range_to.label, known) if act and expand_ranges else None
-                labels = expanded if expanded else [member.label, member.range_to.label]
-            for k, label in enumerate(labels):
-                path = member.path if k == 0 else (member.range_to.path if member.range_to and
-                                                  label == member.range_to.label else {})
-                out.append(Citation(
-                    start, end, text[start:end], act, act_raw, label, dict(path),
-                    canonical_id(act, label) if act else None, "statute", member_how, False, (), instrument,
-                    following=member.following))
-    return out
+class _French(pipeline.Profile):
+    """The French profile of the citation pipeline: code and law designations found first
+    (:func:`tokenise`), groups read from the article keywords (:func:`group`), the code named
+    before on the line as context, ranges expanded over the labels a code has, laws named without
+    an article cited too."""
+
+    def scan(self, text: str) -> list[Token]:
+        return tokenise(text)
+
+    def groups(self, text: str, scan: Any, found: list[Citation]) -> Iterator[Group]:
+        return group(text, scan)
+
+    def context_act(self, text: str, scan: Any, group: Group, ref: Ref,
+                    found: list[Citation]) -> tuple[str, str, str] | None:
+        source = _context_act(text, group.start, scan)  # the line the group starts on
+        return (source, "", "statute") if source else None
+
+    def between(self, first: str, last: str, labels: Collection[str] | None) -> list[str] | None:
+        """The labels a code has strictly between two it has, of the same stem (``L. 1232-1`` to
+        ``L. 1232-4``); None (the ends only) otherwise."""
+        if labels is None or first not in labels or last not in labels:
+            return None
+        a = re.fullmatch(r"(.*?)(\d+)", first)
+        b = re.fullmatch(r"(.*?)(\d+)", last)
+        if a is None or b is None or a[1] != b[1] or int(a[2]) > int(b[2]):
+            return None
+        return [f"{a[1]}{n}" for n in range(int(a[2]) + 1, int(b[2])) if f"{a[1]}{n}" in labels]
+
+    def extra(self, text: str, scan: Any, found: list[Citation], groups: list[Group],
+              known: KnownArticles | None, default_act: str | None) -> list[Citation]:
+        covered = [(g.start, g.end) for g in groups]
+        return [Citation(tok.start, tok.end, tok.text, None, tok.text, None, {}, None, instrument=tok.instrument)
+                for tok in scan  # laws named without an article: cited too, never as a code article
+                if tok.kind == "law" and not any(s <= tok.start < e for s, e in covered)]
+
+
+FRENCH = _French()
 
 
 def find_citations(
@@ -418,14 +405,4 @@ def find_citations(
     code being read (articles with no code named resolve to it). ``kinds``: only ``"statute"``
     citations are found in French text; None keeps all.
     """
-    tokens = tokenise(text)
-    groups = list(group(text, tokens))
-    cites: list[Citation] = list(resolve(text, groups, tokens, known, default_act, expand_ranges))
-    covered = [(g.start, g.end) for g in groups]
-    for tok in tokens:  # laws named without an article: cited too, never as a code article
-        if tok.kind == "law" and not any(s <= tok.start < e for s, e in covered):
-            cites.append(Citation(tok.start, tok.end, tok.text, None, tok.text, None, {}, None, "statute",
-                                        None, False, (), tok.instrument))
-    if kinds is not None:
-        cites = [c for c in cites if c.kind in kinds]
-    return sorted(cites, key=lambda c: (c.start, c.end))
+    return pipeline.find(FRENCH, text, known, default_act, expand_ranges=expand_ranges, kinds=kinds)

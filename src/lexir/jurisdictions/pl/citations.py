@@ -9,6 +9,11 @@ no keyword of its own (``art. 5 § 1 i 2``) continues at the level of the unit b
 here § 2 of art. 5, while in ``art. 415 i 416`` it is art. 416. Ranges yield their two
 ends only; what lies between is not in the text.
 
+This finder is the Polish profile (:data:`POLISH`) of the shared citation pipeline
+(:mod:`lexir.citations.pipeline`): its hooks are the group stage (``art.`` groups, Polish units,
+the act after the group) and :func:`resolve_article` as the label hook. The act written after a
+group is ``resolved_from="explicit"`` for the last reference, ``"group"`` for the others.
+
 Spans: each citation spans its own reference (``art. 415``, ``416``); the last one of a
 group also spans the act designation, so the spans of a group never overlap.
 
@@ -21,11 +26,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
-from lexir.citations.model import Citation, article_id, read_act_table
+from lexir.citations import pipeline
+from lexir.citations.model import Citation, article_id, read_act_table, read_kind_table
+from lexir.citations.pipeline import Group, Ref, above, read_units, skip_space
 
 KnownArticles = Mapping[str, Collection[str]]
 
@@ -148,14 +156,8 @@ def _acts() -> _Acts:
 
 @functools.cache
 def _ordinals() -> dict[str, str]:
-    path = resources.files(__package__) / "data" / "ordinals.tsv"
-    out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("#") or line.startswith("number"):
-            continue
-        number, forms = line.split("\t")
-        out.update({form: number for form in forms.split("|")})
-    return out
+    table = read_kind_table(resources.files(__package__) / "data" / "ordinals.tsv", header="number")
+    return {form: number for number, forms in table.items() for form in forms}
 
 
 def _label(raw: str) -> str:
@@ -196,33 +198,21 @@ def _match_act(text: str, pos: int) -> tuple[int, str | None, str] | None:
 # references
 
 
-@dataclass
-class _Ref:
-    start: int
-    end: int
-    article: str
-    path: dict[str, str]
-    level: str  # the deepest level written, which a bare label after a conjunction continues
-
-
 def _units(text: str, pos: int, path: dict[str, str], level: str) -> tuple[int, dict[str, str], str]:
     """Read units (§ 2 pkt 1 lit. a zd. 2) after ``pos``, each deeper than the one before."""
-    path = dict(path)
-    while True:
-        match = _UNIT.match(text, _skip_space(text, pos))
-        if not match:
-            break
-        new_level = _LEVEL_OF[_unit_kind(match)]
-        if _DEPTH[new_level] <= _DEPTH[level]:
-            break
-        label = _unit_label(match, new_level)
-        if label is None:
-            break
-        path = {k: v for k, v in path.items() if _DEPTH[k] < _DEPTH[new_level]}
-        path[new_level] = label
-        level, pos = new_level, match.end()
+    pos, path, level = read_units(text, pos, path, level, _DEPTH, _unit_at)
     modifier = _MODIFIER.match(text, pos)
     return (modifier.end() if modifier else pos), path, level
+
+
+def _unit_at(text: str, pos: int, level: str) -> tuple[str, str, int] | None:
+    """The unit hook of :func:`lexir.citations.pipeline.read_units`: the unit after ``pos``."""
+    match = _UNIT.match(text, skip_space(text, pos))
+    if not match:
+        return None
+    new_level = _LEVEL_OF[_unit_kind(match)]
+    label = _unit_label(match, new_level)
+    return None if label is None else (new_level, label, match.end())
 
 
 def _unit_kind(match: re.Match[str]) -> str:
@@ -235,12 +225,6 @@ def _unit_label(match: re.Match[str], level: str) -> str | None:
     if level == "zd" and not raw.isdigit():
         return _ordinals().get(raw.lower())
     return raw.lower() if level == "lit" else _label(raw)
-
-
-def _skip_space(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos].isspace():
-        pos += 1
-    return pos
 
 
 def _bare(text: str, pos: int, level: str) -> re.Match[str] | None:
@@ -258,13 +242,13 @@ def _bare(text: str, pos: int, level: str) -> re.Match[str] | None:
     return match
 
 
-def _group(text: str, start: int, after_kw: int) -> tuple[list[_Ref], int] | None:
+def _group(text: str, start: int, after_kw: int) -> tuple[list[Ref], int] | None:
     """References of one group starting with ``art.`` at ``start``; the end of the last one."""
     match = _ARTICLE.match(text, after_kw)
     if not match:
         return None
     end, path, level = _units(text, match.end(), {}, "art")
-    refs = [_Ref(start, end, _label(match.group()), path, level)]
+    refs = [Ref(start, end, _label(match.group()), path, level)]
     while True:
         conn = _CONNECTOR.match(text, refs[-1].end)
         if not conn or not conn.group().strip():
@@ -274,14 +258,14 @@ def _group(text: str, start: int, after_kw: int) -> tuple[list[_Ref], int] | Non
         art = _ARTICLE.match(text, kw.end()) if kw else None
         if art:
             end, path, level = _units(text, art.end(), {}, "art")
-            refs.append(_Ref(pos, end, _label(art.group()), path, level))
+            refs.append(Ref(pos, end, _label(art.group()), path, level))
             continue
         unit = _UNIT.match(text, pos)
         if unit:
             # an explicit unit keeps the levels above it from the reference before
-            end, path, level = _units(text, pos, _above(prev.path, _LEVEL_OF[_unit_kind(unit)]), "art")
+            end, path, level = _units(text, pos, above(prev.path, _LEVEL_OF[_unit_kind(unit)], _DEPTH), "art")
             if end > pos:
-                refs.append(_Ref(pos, end, prev.article, path, level))
+                refs.append(Ref(pos, end, prev.article, path, level))
                 continue
             break
         bare = _bare(text, pos, prev.level)
@@ -289,65 +273,52 @@ def _group(text: str, start: int, after_kw: int) -> tuple[list[_Ref], int] | Non
             break
         if prev.level == "art":
             end, path, level = _units(text, bare.end(), {}, "art")
-            refs.append(_Ref(pos, end, _label(bare.group()), path, level))
+            refs.append(Ref(pos, end, _label(bare.group()), path, level))
         else:
             label = bare.group().lower() if prev.level == "lit" else _label(bare.group())
-            path = {**_above(prev.path, prev.level), prev.level: label}
+            path = {**above(prev.path, prev.level, _DEPTH), prev.level: label}
             end, path, level = _units(text, bare.end(), path, prev.level)
-            refs.append(_Ref(pos, end, prev.article, path, level))
+            refs.append(Ref(pos, end, prev.article, path, level))
     return refs, refs[-1].end
 
 
-def _above(path: dict[str, str], level: str) -> dict[str, str]:
-    return {k: v for k, v in path.items() if _DEPTH[k] < _DEPTH[level]}
+@dataclass(frozen=True)
+class _Polish(pipeline.Profile):
+    """The Polish profile of the citation pipeline: groups from ``art.`` (``lenient``: also ``a rt.``,
+    ``art 5`` and a legal-basis field with no keyword), the act written after a group's last
+    reference; flattened superscripts resolved by :func:`resolve_article`."""
+
+    lenient: bool = False
+
+    def groups(self, text: str, scan: Any, found: list[Citation]) -> Iterator[Group]:
+        keyword = _ART_LENIENT if self.lenient else _ART
+        pos = 0
+        starts = [(m.start(), m.end()) for m in keyword.finditer(text)]
+        if self.lenient and not starts and re.match(r"\s*\d", text):
+            first = skip_space(text, 0)
+            starts = [(first, first)]
+        for start, after_kw in starts:
+            if start < pos:
+                continue
+            group = _group(text, start, after_kw)
+            if group is None:
+                continue
+            refs, end = group
+            act = _match_act(text, skip_space(text, end)) if text[end : end + 1].isspace() or end == len(text) else None
+            if act:
+                end, source, act_raw = act
+                refs[-1].end, refs[-1].own_act = end, True
+                for ref in refs:
+                    ref.source, ref.act_raw, ref.has_act = source, act_raw, True
+            yield Group(start, end, refs)
+            pos = end
+
+    def label(self, source: str, article: str, keyword: str, known: KnownArticles) -> str:
+        return resolve_article(source, article, known)
 
 
-def _find(text: str, known: KnownArticles | None, lenient: bool, default_act: str | None = None) -> list[Citation]:
-    keyword = _ART_LENIENT if lenient else _ART
-    out: list[Citation] = []
-    pos = 0
-    starts = [(m.start(), m.end()) for m in keyword.finditer(text)]
-    if lenient and not starts and re.match(r"\s*\d", text):
-        first = _skip_space(text, 0)
-        starts = [(first, first)]
-    for start, after_kw in starts:
-        if start < pos:
-            continue
-        group = _group(text, start, after_kw)
-        if group is None:
-            continue
-        refs, end = group
-        act = (
-            _match_act(text, _skip_space(text, end))
-            if text[end : end + 1].isspace() or end == len(text)
-            else None
-        )
-        source, act_raw, resolved = None, "", None
-        if act:
-            end, source, act_raw = act
-            refs[-1].end = end
-            resolved = "explicit"
-        elif default_act:
-            source, resolved = default_act, "default"
-        for ref in refs:
-            article = ref.article
-            if source and known is not None:
-                article = resolve_article(source, article, known)
-            out.append(
-                Citation(
-                    start=ref.start,
-                    end=ref.end,
-                    text=text[ref.start : ref.end],
-                    act=source,
-                    act_raw=act_raw,
-                    article=article,
-                    path=ref.path,
-                    id=article_id(source, article),
-                    resolved_from=resolved,
-                )
-            )
-        pos = end
-    return out
+POLISH = _Polish()
+_LEGAL_BASIS = _Polish(lenient=True)
 
 
 # ---------------------------------------------------------------------------
@@ -364,8 +335,7 @@ def find_citations(text: str, known: KnownArticles | None = None, default_act: s
     ``default_act`` is the act of references that name none (``resolved_from="default"``);
     without it they stay unresolved. ``kinds``: every Polish citation is a ``statute``.
     """
-    cites = _find(text, known, lenient=False, default_act=default_act)
-    return cites if kinds is None else [c for c in cites if c.kind in kinds]
+    return pipeline.find(POLISH, text, known, default_act, kinds=kinds)
 
 
 def parse_legal_basis(text: str, known: KnownArticles | None = None) -> list[Citation]:
@@ -374,7 +344,7 @@ def parse_legal_basis(text: str, known: KnownArticles | None = None) -> list[Cit
     Like :func:`find_citations`, but the string is known to be a citation, so ``a rt.``,
     ``art 5`` and a missing ``art.`` are forgiven. A string that cannot be parsed gives [].
     """
-    return _find(text, known, lenient=True)
+    return pipeline.find(_LEGAL_BASIS, text, known, kinds=None)
 
 
 def resolve_article(source: str, article: str, known_articles: KnownArticles) -> str:

@@ -155,16 +155,21 @@ class Front:
     """One replica of the front: lexir's app over a state whose ``sharded`` system is the shards'."""
 
     def __init__(self, corpus: str, data_dir: str | None, folder: str, shards: Sequence[Any], sharded: str,
-                 retries: int = DEFAULT_RETRIES, timeout_s: float = DEFAULT_TIMEOUT_S,
                  settings: Mapping[str, Any] | None = None, request_log: bool = True) -> None:
         from lexir.service.state import ServiceState, Settings
 
-        self.shards, self.retries, self.timeout_s = list(shards), int(retries), float(timeout_s)
+        self.shards, self.retries, self.timeout_s = list(shards), DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
         self.request_log = request_log
         self.state = ServiceState(Settings.from_env(data_dir=data_dir, **dict(settings or {})))
         self.state.add(corpus, made={sharded: lambda c: bm25_shards.ShardedBM25(folder, self.call_all, c)})
         self.state.settle()
         self.corpus, self.sharded = next(iter(self.state.corpora)), sharded
+
+    def reconfigure(self, config: Mapping[str, Any]) -> None:
+        """Serve's ``user_config``: ``retries`` and ``timeout_s`` of the shard calls (changed on the
+        running replicas when the application is deployed again with other values)."""
+        self.retries = int(config.get("retries", DEFAULT_RETRIES))
+        self.timeout_s = float(config.get("timeout_s", DEFAULT_TIMEOUT_S))
 
     def __serve_build_asgi_app__(self):
         from lexir.service.app import create_app
@@ -268,9 +273,10 @@ def deploy(corpus: str, *, data_dir: str | None = None, systems: Sequence[str] =
     options = {"ray_actor_options": {"num_cpus": 0}, "max_ongoing_requests": 64}
     shard_apps = [serve.deployment(ShardServer, name=f"bm25-shard-{i}", num_replicas=shard_replicas, **options)
                   .bind(folder, i) for i in range(shards)]
-    front = serve.deployment(serve.ingress()(Front), name="front", num_replicas=replicas, **options)
+    front = serve.deployment(serve.ingress()(Front), name="front", num_replicas=replicas,
+                             user_config={"retries": retries, "timeout_s": timeout_s}, **options)
     served = {"systems": tuple(systems), **dict(settings or {})}
-    app = front.bind(corpus, data_dir, folder, shard_apps, sharded, retries, timeout_s, served, request_log)
+    app = front.bind(corpus, data_dir, folder, shard_apps, sharded, served, request_log)
     if notify:
         notify(f"starting {shards} shards x {shard_replicas} replicas and {replicas} front replicas on Ray Serve …")
     handle = serve.run(app, name=APP_NAME, route_prefix="/", blocking=False)

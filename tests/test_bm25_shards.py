@@ -82,3 +82,41 @@ def test_the_tie_order_needs_the_replay(codes, tmp_path):
     want = [d for d, _ in single.search("uchylony", k)]
     assert [d for d, _ in sharded.search("uchylony", k)] == want
     assert naive != want
+
+
+@pytest.mark.slow
+def test_all_german_units_in_two_shards_answer_as_one_index(data_dir, tmp_path):
+    """Every unit of de-gesetze (about 967k: articles, Absätze, Sätze, Nummern ..., titled as
+    benchmarks/bench_pruning.py titles them) in two shards by act against one index: the same
+    runs, ids, scores and order, for gerlayqa-dev's 2,151 lay questions at k = 10 and 100, and
+    1,000 short ones (article titles) at k = 10. Several GB of memory and minutes."""
+    import gc
+
+    import lexir
+    from lexir.types import Corpus, Document
+
+    articles = lexir.load("de-gesetze", data_dir=data_dir)
+    articles = getattr(articles, "corpus", articles)
+    corpus = Corpus("de-units", [Document(u.id, u.text, u.title) for u in articles.units()],
+                    language=articles.language)
+    assert len(corpus) > 900_000
+    titles = list(dict.fromkeys(d.title for d in articles if d.title))[::40][:1000]
+    del articles
+    gc.collect()
+    questions = [q.text for q in lexir.load("gerlayqa-dev", data_dir=data_dir).queries.queries]
+    assert len(questions) > 2000
+    bm25_shards.build(corpus, tmp_path, 2)
+    sharded = bm25_shards.local(tmp_path, corpus)
+    units = bm25_shards.read_plan(tmp_path)["units"]
+    assert sum(units) == len(corpus) and min(units) > 0.45 * len(corpus)
+    want_runs = {}
+    single = build_retriever(corpus, "bm25", {}, cache=False)
+    for name, texts, ks in (("lay", questions, (10, 100)), ("short", titles, (10,))):
+        queries = [Query(str(i), t) for i, t in enumerate(texts)]
+        for k in ks:
+            want_runs[name, k] = (queries, single.search_many(queries, k))
+    del single
+    gc.collect()
+    for (name, k), (queries, want) in want_runs.items():
+        got = sharded.search_many(queries, k)
+        assert {q: list(h.items()) for q, h in got.items()} == {q: list(h.items()) for q, h in want.items()}, (name, k)

@@ -264,7 +264,7 @@ def deploy(corpus: str, *, data_dir: str | None = None, systems: Sequence[str] =
         break
     if sharded is None:
         raise ValueError(f"--backend ray shards plain bm25: serve it (--system bm25); asked for {', '.join(systems)}")
-    ray = init(address, num_cpus)
+    init(address, num_cpus)
     _, serve = require_serve()
     loaded = open_data(corpus, data_dir=data_dir, notify=notify, want="corpus")
     folder = str(ensure_shards(loaded, shards, params, notify))
@@ -279,9 +279,7 @@ def deploy(corpus: str, *, data_dir: str | None = None, systems: Sequence[str] =
     app = front.bind(corpus, data_dir, folder, shard_apps, sharded, served, request_log)
     if notify:
         notify(f"starting {shards} shards x {shard_replicas} replicas and {replicas} front replicas on Ray Serve …")
-    handle = serve.run(app, name=APP_NAME, route_prefix="/", blocking=False)
-    del ray
-    return handle
+    return serve.run(app, name=APP_NAME, route_prefix="/", blocking=False)
 
 
 def shard_replicas(shard: int) -> list[dict[str, Any]]:

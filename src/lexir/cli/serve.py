@@ -182,9 +182,9 @@ def _serve_ray(corpora, systems, variants, learn, workers, data_dir, *, host, po
         raise CLIError("--backend ray serves one corpus per deployment; give one")
     if list(systems) == DEFAULT_SYSTEMS:
         systems = ["bm25"]  # the sharded system; others are built on each front replica
-    from lexir.ray_serve import ServeMissing, deploy, shutdown
-
     import time
+
+    from lexir.ray_serve import ServeMissing, deploy, shutdown
 
     corpus = (corpora or ["demo"])[0]
     try:

@@ -35,7 +35,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-from numba import njit
 
 from lexir.analysis import Analyzer, AnalyzerConfig
 from lexir.retrieval import bm25_kernel

@@ -53,8 +53,11 @@ def test_collection_stats_of_the_whole_give_the_same_matrix(codes):
     assert CollectionStats.of(ids, lengths, len(vocab)).avg_length() == lengths.mean()
 
 
-@pytest.mark.parametrize(("shards", "method"), [(2, "lucene"), (3, "bm25l"), (5, "robertson")])
-def test_merged_hits_are_one_index_hits(codes, tmp_path, shards, method):
+@pytest.mark.parametrize(("shards", "method", "blocks"), [(2, "lucene", False), (2, "lucene", True),
+                                                         (3, "bm25l", True), (5, "robertson", False)])
+def test_merged_hits_are_one_index_hits(codes, tmp_path, monkeypatch, shards, method, blocks):
+    """``blocks``: the shards skip untouched blocks of 64 documents (as from 65,536 documents on)."""
+    monkeypatch.setattr(bm25_shards, "_BLOCKS_FROM", 0 if blocks else 1 << 62)
     single = build_retriever(codes, f"bm25(method={method})", {}, cache=False)
     assert isinstance(single, BM25Retriever)
     bm25_shards.build(codes, tmp_path, shards, method=method)

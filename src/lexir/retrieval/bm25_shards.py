@@ -45,6 +45,7 @@ from lexir.retrieval.bm25_terms import QueryTerms
 from lexir.types import Corpus, Query, Run, act_of
 
 FORMAT_VERSION = 1
+_BLOCKS_FROM = bm25_kernel._BLOCKS_FROM  # documents: from this shard size on, untouched blocks are skipped
 _PLAN_FILE, _VOCAB_FILE, _IDS_FILE, _POSITIONS_FILE = "lexir-shards.json", "vocab.json", "doc_ids.json", "positions.npy"
 # A shard's answer: for each query, the documents its heap admitted (global positions, in corpus
 # order) and their scores, flat, with the query boundaries.
@@ -151,8 +152,8 @@ class BM25Shard:
         m = self.matrix
         absent = m.nonoccurrence if m.nonoccurrence is not None else np.zeros(0, dtype=m.data.dtype)
         docs, scores, ends = _compiled_admitted()(np.asarray(flat, dtype=np.int64), np.asarray(pointers, dtype=np.int64),
-                                                  int(k), bool(dedupe), m.data, m.indptr, m.indices, m.num_docs,
-                                                  np.asarray(absent, dtype=m.data.dtype))
+                                                  int(k), bool(dedupe), m.num_docs >= _BLOCKS_FROM, m.data, m.indptr,
+                                                  m.indices, m.num_docs, np.asarray(absent, dtype=m.data.dtype))
         return self.positions[docs], scores, ends
 
     def nbytes(self) -> int:
@@ -161,13 +162,16 @@ class BM25Shard:
         return int(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes + self.positions.nbytes)
 
 
-def _admitted_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs, absent):  # pragma: no cover - numba
+def _admitted_source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, absent):  # pragma: no cover - numba
     """For each query: the documents the exhaustive kernel's heap acts on (its first ``k``, then
     every one above the heap's smallest value), in document order, with their scores (summed as
-    that kernel sums them: float32, term by term in query order)."""
+    that kernel sums them: float32, term by term in query order). With ``blocks``, blocks of 64
+    documents no query term touched are skipped as that kernel skips them (their documents score
+    the floor, which cannot beat a smallest value not below it)."""
     n = len(pointers) - 1
     k = min(k, num_docs)
     scores = np.zeros(num_docs, dtype=data.dtype)
+    touched = np.zeros((num_docs + 63) >> 6 if blocks else 0, dtype=np.bool_)
     values = np.empty(k + 1, dtype=data.dtype)
     where = np.zeros(k + 1, dtype=np.int32)
     values[k] = np.inf
@@ -193,29 +197,46 @@ def _admitted_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs, 
             if scored_absent:
                 floor += absent[term]
             for j in range(indptr[term], indptr[term + 1]):
-                scores[indices[j]] += data[j]
+                doc = indices[j]
+                scores[doc] += data[j]
+                if blocks:
+                    touched[doc >> 6] = True
         if scored_absent:
             for d in range(num_docs):
                 scores[d] += floor
-        for d in range(num_docs):
+        if used + num_docs > cap:  # room for every document of this query: grow the output
+            cap = max(2 * cap, used + num_docs)
+            more_docs = np.empty(cap, dtype=np.int64)
+            more_scores = np.empty(cap, dtype=data.dtype)
+            more_docs[:used] = out_docs[:used]
+            more_scores[:used] = out_scores[:used]
+            out_docs, out_scores = more_docs, more_scores
+        for d in range(k):
             value = scores[d]
-            if d >= k and not value > values[0]:
-                continue
-            if used == cap:  # grow the output
-                cap *= 2
-                more_docs = np.empty(cap, dtype=np.int64)
-                more_scores = np.empty(cap, dtype=data.dtype)
-                more_docs[:used] = out_docs[:used]
-                more_scores[:used] = out_scores[:used]
-                out_docs, out_scores = more_docs, more_scores
             out_docs[used] = d
             out_scores[used] = value
             used += 1
-            if d < k:
-                bm25_kernel._rise(values, where, d, value, d)
-            else:
-                bm25_kernel._replace_smallest(values, where, size, value, d)
-        scores[:] = 0
+            bm25_kernel._rise(values, where, d, value, d)
+        block_start = k
+        while block_start < num_docs:
+            block_end = min(((block_start >> 6) + 1) << 6, num_docs)
+            if blocks and not touched[block_start >> 6] and values[0] >= floor:
+                block_start = block_end
+                continue
+            for d in range(block_start, block_end):
+                value = scores[d]
+                if value > values[0]:
+                    out_docs[used] = d
+                    out_scores[used] = value
+                    used += 1
+                    bm25_kernel._replace_smallest(values, where, size, value, d)
+            block_start = block_end
+        if not blocks or scored_absent:
+            scores[:] = 0
+        for block in range(len(touched)):
+            if touched[block]:
+                scores[block << 6:min((block + 1) << 6, num_docs)] = 0
+                touched[block] = False
         ends[q + 1] = used
     return out_docs[:used], out_scores[:used], ends
 

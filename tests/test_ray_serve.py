@@ -104,6 +104,21 @@ def test_sharded_http_and_handle_runs_are_one_index_runs(served, single):
 
 
 def test_metrics_and_request_log_work_in_a_replica(served):
+    import glob
+
+    import ray
+
+    request = urllib.request.Request(f"{served['url']}/v1/{CORPUS}/search?q=kara", headers={"X-Request-ID": "rs-log-1"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.status == 200 and response.headers["X-Request-ID"] == "rs-log-1"
+    # the front replica's JSON request log: its stderr, in the Ray session's log folder
+    logs = ray._private.worker._global_node.get_session_dir_path() + "/logs/worker-*.err"
+    deadline, lines = time.monotonic() + 30, []
+    while not lines and time.monotonic() < deadline:
+        time.sleep(0.5)
+        lines = [json.loads(line) for path in glob.glob(logs) for line in open(path, encoding="utf-8", errors="replace")
+                 if line.startswith("{") and '"rs-log-1"' in line]
+    assert lines and lines[0]["route"] == "/v1/{corpus}/search" and lines[0]["status"] == 200, lines
     status, body = _get(f"{served['url']}/metrics")
     text = body.decode()
     assert status == 200 and 'lexir_http_requests_total{corpus="pl-codes"' in text

@@ -277,24 +277,22 @@ def merge(answers: Sequence[Candidates], k: int, num_docs: int) -> tuple[np.ndar
     """The single index's hits (:func:`bm25_kernel.top_k`'s answer) from every shard's
     :meth:`BM25Shard.candidates` for the same batch of queries."""
     n = len(answers[0][2]) - 1
-    positions, scores, ends = [], [], [0]
-    for q in range(n):
-        docs = np.concatenate([a[0][a[2][q]:a[2][q + 1]] for a in answers])
-        values = np.concatenate([a[1][a[2][q]:a[2][q + 1]] for a in answers])
-        order = np.argsort(docs, kind="stable")
-        positions.append(docs[order])
-        scores.append(values[order])
-        ends.append(ends[-1] + len(docs))
     k = min(k, num_docs)
-    if not positions or not k:
+    if not n or not k:
         return np.zeros((n, k), dtype=np.int32), np.zeros((n, k), dtype=np.float32), np.zeros(n, dtype=np.int64)
-    flat = np.concatenate(positions)
-    for q in range(n):  # the replay needs the corpus's first k documents: every shard sends its first k
-        head = flat[ends[q]:ends[q] + k]
-        if len(head) < k or head[-1] != k - 1:
-            raise ValueError("shard answers lack some of the corpus's first k documents: not the answers of "
-                             "every shard of this index")
-    return _compiled_replayed()(flat, np.concatenate(scores), np.array(ends, dtype=np.int64), int(k), int(num_docs))
+    # every shard's admissions with their query number, sorted by (query, position) at once
+    docs = np.concatenate([a[0] for a in answers])
+    values = np.concatenate([a[1] for a in answers])
+    query = np.concatenate([np.repeat(np.arange(n, dtype=np.int64), np.diff(a[2])) for a in answers])
+    order = np.lexsort((docs, query))
+    flat, values = docs[order], values[order]
+    ends = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(query, minlength=n), out=ends[1:])
+    # the replay needs the corpus's first k documents: every shard sends its first k
+    if (np.diff(ends) < k).any() or (flat[ends[:-1] + k - 1] != k - 1).any():
+        raise ValueError("shard answers lack some of the corpus's first k documents: not the answers of "
+                         "every shard of this index")
+    return _compiled_replayed()(flat, values, ends, int(k), int(num_docs))
 
 
 # -- the front ---------------------------------------------------------------------------------

@@ -226,7 +226,7 @@ LAYERS = [
     {"llm", "learning", "tuning"},
     {"systems"},
     {"api", "experiment", "service", "demo"},
-    {"distributed", "integrations"},
+    {"distributed", "integrations", "ray_serve"},
     {"cli"},
     {"lexir"},
 ]

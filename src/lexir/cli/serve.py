@@ -65,6 +65,17 @@ def serve(
     log_file: Path = typer.Option(None, "--log-file", help="Append the request log (one JSON line a request) "
                                                            "here instead of stderr"),
     request_log: bool = typer.Option(True, "--request-log/--no-request-log", help="Write the request log"),
+    backend: str = typer.Option("local", "--backend", help="local: this process (and --workers); ray: Ray Serve, "
+                                "bm25 sharded by act over --shards deployments, --replicas front replicas "
+                                "(docs/ray.md)"),
+    shards: int = typer.Option(2, "--shards", min=1, help="--backend ray: BM25 shards (whole acts each)"),
+    replicas: int = typer.Option(2, "--replicas", min=1, help="--backend ray: front replicas (lexir's app)"),
+    shard_replicas: int = typer.Option(2, "--shard-replicas", min=1, help="--backend ray: replicas of each shard "
+                                       "(2 or more: a request survives one dying)"),
+    retries: int = typer.Option(3, "--retries", min=0, help="--backend ray: times a failed shard call is sent "
+                                "again (to another replica) before the request fails with 503"),
+    address: str = typer.Option(None, "--address", help="--backend ray: the Ray cluster (default: $RAY_ADDRESS, "
+                                "else a local runtime)"),
     data_dir: Path = DataDir,
 ):
     """Serve the HTTP API (/v1, /openapi.json), the web page (/) and Prometheus metrics (/metrics)
@@ -73,6 +84,14 @@ def serve(
     Set LEXIR_API_KEY to require the key (X-API-Key or Authorization: Bearer) on every route
     but /healthz, /login and /static/ (the key form and the files it loads); /metrics too."""
     origins = tuple(o.strip() for o in cors.split(",") if o.strip()) or None
+    if backend not in ("local", "ray"):
+        raise CLIError(f"--backend {backend!r}: valid: local, ray")
+    if backend == "ray":
+        _serve_ray(corpora, systems, variants, learn, workers, data_dir, host=host, port=port, shards=shards,
+                   replicas=replicas, shard_replicas=shard_replicas, retries=retries, address=address,
+                   request_log=request_log, log_file=log_file,
+                   settings={"max_in_flight": max_in_flight, "cors_origins": origins, "host": host, "port": port})
+        return
     _check_variants(variants, systems)
     learning = None
     if (learn_options or models) and not learn:
@@ -143,6 +162,47 @@ def serve(
             shutil.rmtree(metrics_dir, ignore_errors=True)
     if status:
         raise typer.Exit(status)
+
+
+def _serve_ray(corpora, systems, variants, learn, workers, data_dir, *, host, port, shards, replicas,
+               shard_replicas, retries, address, request_log, log_file, settings) -> None:
+    """``lexir serve --backend ray``: one corpus on Ray Serve until interrupted (lexir.ray_serve)."""
+    if workers > 1:
+        raise CLIError("--backend ray runs --replicas front replicas under Ray Serve, not --workers (use "
+                       "--workers 1 and --replicas N)")
+    if learn:
+        raise CLIError("--learn serves one process: the learner's thread and its swaps would not reach the Ray "
+                       "Serve replicas (use --backend local)")
+    if variants:
+        raise CLIError("--variant is not served with --backend ray (only the served systems are)")
+    if log_file:
+        raise CLIError("--log-file is not used with --backend ray: each replica writes its request log to its "
+                       "stderr, in Ray's log folder (or --no-request-log)")
+    if len(corpora or []) > 1:
+        raise CLIError("--backend ray serves one corpus per deployment; give one")
+    if list(systems) == DEFAULT_SYSTEMS:
+        systems = ["bm25"]  # the sharded system; others are built on each front replica
+    import time
+
+    from lexir.ray_serve import ServeMissing, deploy, shutdown
+
+    corpus = (corpora or ["demo"])[0]
+    try:
+        deploy(corpus, data_dir=str(data_dir) if data_dir else None, systems=tuple(systems), shards=shards,
+               replicas=replicas, shard_replicas=shard_replicas, retries=retries, host=host, port=port,
+               settings=settings, request_log=request_log, address=address,
+               notify=lambda m: err.print(m, highlight=False))
+    except (ServeMissing, ValueError) as exc:
+        raise CLIError(str(exc)) from None
+    err.print(f"lexir serving {corpus} on http://{host}:{port}/ (Ray Serve: {shards} shards x {shard_replicas} "
+              f"replicas, {replicas} front replicas; Ctrl-C stops)", highlight=False)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        shutdown()
 
 
 def _metrics_dir(workers: int) -> str | None:

@@ -45,6 +45,36 @@ def document_tokens(analyzer: Analyzer, title: str, text: str, title_weight: int
     return tokens
 
 
+def analysed(corpus: Corpus, analyzer: Analyzer, title_weight: int = 1,
+             progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """What BM25 indexes of ``corpus``: every document's term ids (:func:`document_tokens`'s
+    terms), concatenated in corpus order, the documents' lengths, and the vocabulary (term ->
+    id, in order of first occurrence)."""
+    # Term ids in order of first occurrence; the defaultdict hands out the next id to a new
+    # term, so mapping a document's tokens to ids is one C-level map() instead of a Python loop.
+    # The ids of all documents go into one flat array (what the score matrix is built from).
+    vocab: defaultdict[str, int] = defaultdict(count().__next__)
+    term_id = vocab.__getitem__
+    weight = title_weight
+    term_ids, lengths = array("q"), array("q")
+    add_ids, add_length = term_ids.extend, lengths.append
+    # What document_tokens() does, with each distinct title analysed once: when documents
+    # are paragraphs, many share their article's heading.
+    titles: dict[str, list[str]] = {}
+    for doc in corpus:
+        tokens = analyzer(doc.text)
+        if doc.title and weight > 0:
+            head = titles.get(doc.title)
+            if head is None:
+                head = titles[doc.title] = analyzer(doc.title) * weight
+            tokens = head + tokens
+        add_ids(map(term_id, tokens))
+        add_length(len(tokens))
+        if progress:
+            progress(1)
+    return np.frombuffer(term_ids, dtype=np.int64), np.frombuffer(lengths, dtype=np.int64), dict(vocab)
+
+
 class BM25Retriever(Retriever):
     name = "bm25"
     query_params = frozenset({"dedupe_query", "prune"})
@@ -85,30 +115,8 @@ class BM25Retriever(Retriever):
         return document_tokens(self.analyzer, title, text, self.title_weight)
 
     def index(self, corpus: Corpus, progress: Callable[[int], None] | None = None) -> BM25Retriever:
-        # Term ids in order of first occurrence; the defaultdict hands out the next id to a new
-        # term, so mapping a document's tokens to ids is one C-level map() instead of a Python loop.
-        # The ids of all documents go into one flat array (what the score matrix is built from).
-        vocab: defaultdict[str, int] = defaultdict(count().__next__)
-        term_id = vocab.__getitem__
-        analyzer, weight = self.analyzer, self.title_weight
-        term_ids, lengths = array("q"), array("q")
-        add_ids, add_length = term_ids.extend, lengths.append
-        # What document_tokens() does, with each distinct title analysed once: when documents
-        # are paragraphs, many share their article's heading.
-        titles: dict[str, list[str]] = {}
-        for doc in corpus:
-            tokens = analyzer(doc.text)
-            if doc.title and weight > 0:
-                head = titles.get(doc.title)
-                if head is None:
-                    head = titles[doc.title] = analyzer(doc.title) * weight
-                tokens = head + tokens
-            add_ids(map(term_id, tokens))
-            add_length(len(tokens))
-            if progress:
-                progress(1)
-        return self.index_flat(np.frombuffer(term_ids, dtype=np.int64), np.frombuffer(lengths, dtype=np.int64),
-                               dict(vocab), corpus.ids, corpus_fingerprint(corpus))
+        term_ids, lengths, vocab = analysed(corpus, self.analyzer, self.title_weight, progress)
+        return self.index_flat(term_ids, lengths, vocab, corpus.ids, corpus_fingerprint(corpus))
 
     def index_ids(self, ids_per_doc: Sequence[Sequence[int]], vocab: dict[str, int], doc_ids: Sequence[str],
                   fingerprint: str) -> BM25Retriever:

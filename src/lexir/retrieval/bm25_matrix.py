@@ -60,6 +60,41 @@ def tfc(method: str, tf, l_d, l_avg, k1: float, b: float, delta: float = DELTA):
     raise ValueError(f"unknown BM25 method {method!r}; valid: {', '.join(METHODS)}")
 
 
+class CollectionStats:
+    """What BM25 needs to know of a whole collection beyond one document: how many documents it
+    has, their total length and each term's document frequency (``df[term id]``). A shard's
+    matrix built with its collection's statistics (:meth:`ScoreMatrix.build`) scores its documents
+    as the whole collection's matrix does, bit for bit."""
+
+    __slots__ = ("df", "n_docs", "total_length")
+
+    def __init__(self, n_docs: int, total_length: int, df: np.ndarray) -> None:
+        self.n_docs, self.total_length = int(n_docs), int(total_length)
+        self.df = np.asarray(df, dtype=np.int64)
+
+    @classmethod
+    def of(cls, term_ids: np.ndarray, lengths: np.ndarray, n_terms: int) -> CollectionStats:
+        """The statistics of documents given as :meth:`ScoreMatrix.build` takes them."""
+        n_docs = len(lengths)
+        keys = np.unique(term_ids * max(n_docs, 1) + np.repeat(np.arange(n_docs, dtype=np.int64), lengths))
+        df = np.bincount(keys // max(n_docs, 1), minlength=n_terms)
+        return cls(n_docs, int(lengths.sum()), df)
+
+    def __add__(self, other: CollectionStats) -> CollectionStats:
+        """The statistics of two disjoint sets of documents over the same term ids."""
+        if len(self.df) != len(other.df):
+            raise ValueError(f"statistics over {len(self.df)} and {len(other.df)} terms cannot be added")
+        return CollectionStats(self.n_docs + other.n_docs, self.total_length + other.total_length,
+                               self.df + other.df)
+
+    def avg_length(self) -> np.float64:
+        """The average document length, as ``lengths.mean()`` computes it over the whole collection
+        (an exact float64 sum of whole numbers, divided by the count)."""
+        if not self.n_docs:
+            return np.float64(0)
+        return np.float64(self.total_length) / self.n_docs
+
+
 class ScoreMatrix:
     """Per-term columns of per-document BM25 scores (see the module); read only once built."""
 
@@ -78,17 +113,24 @@ class ScoreMatrix:
 
     @classmethod
     def build(cls, term_ids: np.ndarray, lengths: np.ndarray, n_terms: int, k1: float, b: float,
-              method: str) -> ScoreMatrix:
+              method: str, stats: CollectionStats | None = None) -> ScoreMatrix:
         """The matrix of documents given as the concatenation of their term ids (each in
         ``range(n_terms)``) and their lengths: bm25s's ``BM25.index``, with whole-array steps.
 
         Its per-document arithmetic (float32 counts, float64 length normalisation, float32
-        result) is elementwise, so computing it for all documents at once gives its values."""
+        result) is elementwise, so computing it for all documents at once gives its values.
+
+        ``stats``: the statistics of a larger collection these documents are a part of (a shard,
+        :mod:`lexir.retrieval.bm25_shards`): idf from its document frequencies and document
+        count, length normalisation by its average length, so each document's scores are those
+        the whole collection's matrix gives it. None (the default): these documents' own."""
         if method not in METHODS:
             raise ValueError(f"unknown BM25 method {method!r}; valid: {', '.join(METHODS)}")
         n_docs = len(lengths)
         if len(term_ids) and not 0 <= term_ids.min() <= term_ids.max() < n_terms:
             raise ValueError(f"term ids must lie in [0, {n_terms})")
+        if stats is not None and len(stats.df) != n_terms:
+            raise ValueError(f"collection statistics of {len(stats.df)} terms for a matrix of {n_terms}")
         # One entry per (term, document) pair, term-major: the order of a CSC matrix. (np.unique
         # with counts, done in place to keep fewer copies of the largest array alive.)
         keys = term_ids * max(n_docs, 1)
@@ -107,16 +149,20 @@ class ScoreMatrix:
         terms, docs = terms.astype(np.int32), docs.astype(INT_DTYPE)
         df = np.bincount(terms, minlength=n_terms)
         avg_doc_len = lengths.mean() if n_docs else np.float64(0)  # a float64 scalar, as bm25s's
+        # idf and the average length: these documents', or the whole collection's (a shard)
+        idf_df, idf_docs = (df, n_docs) if stats is None else (stats.df, stats.n_docs)
+        if stats is not None:
+            avg_doc_len = stats.avg_length()
         # every term's idf (0 for a term in no document), computed once per distinct frequency
-        distinct, which = np.unique(df, return_inverse=True)
-        idfs = [idf(method, d, n_docs) if d else 0.0 for d in distinct.tolist()]
+        distinct, which = np.unique(idf_df, return_inverse=True)
+        idfs = [idf(method, d, idf_docs) if d else 0.0 for d in distinct.tolist()]
         term_idf = np.array(idfs, dtype=np.float64)[which].astype(DTYPE)
         scores = term_idf[terms] * tfc(method, tf, lengths[docs], avg_doc_len, k1, b)
         nonoccurrence = None
         if method in ABSENCE_SCORED:
             absent = tfc(method, 0, avg_doc_len, avg_doc_len, k1, b)
             nonoccurrence = np.zeros(n_terms, dtype=DTYPE)
-            for term in np.flatnonzero(df).tolist():
+            for term in np.flatnonzero(idf_df).tolist():
                 nonoccurrence[term] = idfs[which[term]] * absent
             scores -= nonoccurrence[terms]
         indptr = np.zeros(n_terms + 1, dtype=np.int64)

@@ -73,6 +73,8 @@ BUILD = Gauge("lexir_build_info", "The lexir version serving (value 1)", ["versi
 WORKERS = Gauge("lexir_workers", "Worker processes serving (the supervisor's count)",
                 registry=_REGISTRY, multiprocess_mode="livemax")
 RESTARTS = Counter("lexir_worker_restarts", "Worker processes restarted after they died", registry=_REGISTRY)
+SHARD_RETRIES = Counter("lexir_shard_retries", "Calls to a BM25 shard sent again after its replica died or did "
+                        "not answer (lexir serve --backend ray), by shard", ["shard"], registry=_REGISTRY)
 RESIDENT = Gauge("lexir_process_resident_bytes", "Resident memory of a process by pid: each worker's "
                  "(refreshed after a request, at most every 10 s) and the supervisor's after loading", registry=_REGISTRY, multiprocess_mode="liveall")
 

@@ -186,9 +186,11 @@ class ServiceState:
     # -- loading ------------------------------------------------------------------------
 
     def add(self, spec: str, language: str | None = None, notify: Callable[[str], None] | None = None,
-            graph: bool = True) -> LoadedCorpus:
+            graph: bool = True, made: Mapping[str, Callable[[Corpus], Retriever]] | None = None) -> LoadedCorpus:
         """Load a corpus (registered name or path), index its units, load or build its graph and
-        the configured systems. Served under the registered name, or the path's corpus name."""
+        the configured systems. Served under the registered name, or the path's corpus name.
+        ``made``: served systems whose retriever is made otherwise (system -> a function of the
+        corpus), not built here (the ``bm25`` of a sharded index, :mod:`lexir.ray_serve`)."""
         from lexir.datasets import is_path
         from lexir.datasets import open as open_data
 
@@ -201,8 +203,11 @@ class ServiceState:
         loaded.dates = None if is_path(spec) else _dates(spec, self.settings.data_dir)
         if graph and corpus.acts:
             loaded.graph = cached_graph(corpus, notify=notify)
-        systems = (*self.settings.systems, *self.settings.variants)
-        background = self.settings.prepare_after_s is not None and len(self.settings.systems) > 1
+        for system, make in (made or {}).items():
+            loaded.retrievers[_param_key(system, {})] = make(corpus)
+        systems = tuple(s for s in (*self.settings.systems, *self.settings.variants) if s not in (made or {}))
+        background = (self.settings.prepare_after_s is not None
+                      and len([s for s in self.settings.systems if s not in (made or {})]) > 1)
         for system in systems[1:] if background else systems:
             self.retriever(loaded, system, {})
         if background:

@@ -14,8 +14,9 @@
 //   java -cp JAR:build LuceneLoop search -index DIR -analyzer de|fr|pl|...|whitespace
 //        -queries NAME=FILE [-queries NAME=FILE ...] -k 10,100 -k1 1.2 -b 0.75 -passes 3
 //        [-run PREFIX]
-//       Each query file holds "qid<TAB>text" lines. For every query set and k: one untimed pass
-//       (JIT warm-up; its hits become PREFIX.NAME.kK.trec), then -passes timed passes over the
+//       Each query file holds "qid<TAB>text" lines. For every query set and k: untimed passes
+//       (JIT warm-up, repeated until they took -warmup seconds, 2 by default; the hits become
+//       PREFIX.NAME.kK.trec), then -passes timed passes over the
 //       whole set. A pass is, per query: analysis (the analyzer Anserini indexes that language
 //       with, or whitespace for pre-tokenised text), the distinct terms as a BooleanQuery of
 //       SHOULD TermQuery clauses (lexir scores distinct query terms too), IndexSearcher.search(q, k)
@@ -117,6 +118,7 @@ public final class LuceneLoop {
     int[] ks = {10};
     float k1 = 1.2f, b = 0.75f;
     int passes = 3;
+    double warmup = 2.0;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "-index": index = args[++i]; break;
@@ -131,6 +133,7 @@ public final class LuceneLoop {
         case "-k1": k1 = Float.parseFloat(args[++i]); break;
         case "-b": b = Float.parseFloat(args[++i]); break;
         case "-passes": passes = Integer.parseInt(args[++i]); break;
+        case "-warmup": warmup = Double.parseDouble(args[++i]); break;
         case "-run": runPrefix = args[++i]; break;
         default: throw new IllegalArgumentException("unknown argument " + args[i]);
       }
@@ -156,7 +159,8 @@ public final class LuceneLoop {
           int[][] hits = new int[n][];
           float[][] scores = new float[n][];
           List<Double> seconds = new ArrayList<>();
-          for (int pass = 0; pass <= passes; pass++) { // pass 0: warm-up, untimed
+          double warmed = 0;
+          for (int pass = 0; pass <= passes; pass++) { // pass 0: warm-up, untimed, repeated for -warmup s
             long t0 = System.nanoTime();
             for (int q = 0; q < n; q++) {
               TopDocs top = searcher.search(query(analyzer, texts.get(q)), k);
@@ -170,7 +174,11 @@ public final class LuceneLoop {
               scores[q] = s;
             }
             double secs = (System.nanoTime() - t0) / 1e9;
-            if (pass > 0) seconds.add(secs);
+            if (pass > 0) {
+              seconds.add(secs);
+            } else if ((warmed += secs) < warmup) {
+              pass--; // warm up again
+            }
           }
           if (runPrefix != null) { // outside the timing: document numbers to ids
             StoredFields stored = reader.storedFields();

@@ -46,6 +46,8 @@ from __future__ import annotations
 
 import argparse
 import glob
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import json
 import os
@@ -55,6 +57,7 @@ import statistics
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -82,6 +85,48 @@ def anserini_jar() -> str:
     if not jars:
         raise LuceneMissing(f"no Anserini fatjar under {os.path.dirname(spec.origin)}/resources/jars")
     return jars[-1]
+
+
+# pyserini's search module imports these at import time (dense and hybrid search; openai's client
+# is created at import and fails without credentials); BM25 never calls them.
+PLACEHOLDERS = ("torch", "faiss", "transformers", "sklearn", "openai")
+
+
+class _Placeholder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves an empty stand-in module (any attribute a MagicMock) for ``tops`` and their submodules."""
+
+    def __init__(self, tops: set[str]) -> None:
+        self.tops = tops
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] in self.tops:
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        from unittest import mock
+
+        module = types.ModuleType(spec.name)
+        module.__path__ = []
+        module.__getattr__ = lambda attr: mock.MagicMock(name=f"{spec.name}.{attr}")
+        return module
+
+    def exec_module(self, module) -> None:
+        pass
+
+
+def pyserini_searcher():
+    """pyserini's ``LuceneSearcher`` class, with placeholders in sys.modules for the dense-search
+    packages of PLACEHOLDERS that are missing (openai always: its client fails at import without
+    credentials). Only for cross-checks: the benchmark itself runs Anserini's jar with java."""
+    anserini_jar()
+    tops = {m for m in PLACEHOLDERS if m == "openai" or importlib.util.find_spec(m) is None}
+    for name in [m for m in sys.modules if m.split(".")[0] in tops]:
+        del sys.modules[name]
+    sys.meta_path.insert(0, _Placeholder(tops))
+    from pyserini.search.lucene import LuceneSearcher
+
+    return LuceneSearcher
 
 
 def ensure_loop() -> str:
@@ -139,6 +184,8 @@ def load_set(name: str, short: int = 2000):
         titles = (short_titles(articles, short), None)
         if name == "de-gesetze":
             return articles, {"titles": titles, "lay": (bench.queries.queries, bench.queries.qrels)}
+        articles = lexir.load("de-gesetze")  # the parsed acts: their units (the benchmark's corpus has none)
+        articles = getattr(articles, "corpus", articles)
         docs = [Document(unit.id, unit.text, unit.title) for unit in articles.units()]
         return Corpus("de-units", docs, language=articles.language), {
             "titles": titles, "lay": (bench.queries.queries, None)}  # judged on articles, not units
@@ -167,6 +214,8 @@ def prepare(name: str, folder: Path, args) -> dict:
     files; return what the workers and the report need."""
     start = time.perf_counter()
     corpus, qsets = load_set(name, args.short)
+    if not len(corpus):
+        raise RuntimeError(f"set {name!r} has no documents")
     print(f"[{name}] {len(corpus):,} documents, query sets "
           f"{', '.join(f'{q} {len(v[0]):,}' for q, v in qsets.items())} ({time.perf_counter() - start:.0f} s)",
           flush=True)

@@ -56,6 +56,32 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def start_server(corpus: str, options: list[str], name: str) -> tuple[subprocess.Popen, int, object, float]:
+    """``lexir serve CORPUS OPTIONS`` on a free loopback port, its output in /tmp/NAME-PORT.log,
+    waited for until ``/healthz`` answers: (process, port, open log file, seconds to start). The
+    caller terminates the process and closes the log."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    env.pop("LEXIR_API_KEY", None)
+    log = open(f"/tmp/{name}-{port}.log", "w")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "lexir.cli.main", "serve", corpus, "--port", str(port), *options],
+                            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
+    while True:
+        if proc.poll() is not None:
+            log.close()
+            raise SystemExit(f"server exited; see {log.name}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as conn:
+                conn.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
+                if conn.recv(12).startswith(b"HTTP/1."):
+                    break
+        except OSError:
+            pass
+        time.sleep(0.5)
+    return proc, port, log, time.perf_counter() - t0
+
+
 def rss_mib(pid: int) -> tuple[float, float]:
     """(current, peak) resident memory of a process, MiB."""
     values = {}
@@ -195,27 +221,12 @@ def main() -> None:
     sys.path.insert(0, str(REPO / "src"))
     from lexir.service.state import ServiceState, Settings
 
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    env.pop("LEXIR_API_KEY", None)
     report = {"seconds": args.seconds, "cpus": os.cpu_count(), "corpora": {}}
     for corpus in corpora:
-        port = free_port()
-        t0 = time.perf_counter()
-        log = open(f"/tmp/bench-service-{port}.log", "w")
-        proc = subprocess.Popen([sys.executable, "-m", "lexir.cli.main", "serve", corpus, "--port", str(port),
-                                 "--max-in-flight", str(max(levels) * 2), "--workers", str(args.workers),
-                                 *(["--no-request-log"] if args.no_request_log else [])], env=env, stdout=log,
-                                stderr=subprocess.STDOUT, cwd=REPO)
+        proc, port, log, startup = start_server(corpus, [
+            "--max-in-flight", str(max(levels) * 2), "--workers", str(args.workers),
+            *(["--no-request-log"] if args.no_request_log else [])], "bench-service")
         try:
-            while True:
-                if proc.poll() is not None:
-                    raise SystemExit(f"server exited; see {log.name}")
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    time.sleep(0.5)
-            startup = time.perf_counter() - t0
             state = ServiceState(Settings())
             state.add(corpus)
             queries = queries_for(corpus, state.get(corpus).corpus)

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import threading
 import time
@@ -30,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_service import free_port, queries_for  # noqa: E402
+from bench_service import queries_for, start_server  # noqa: E402
 
 from lexir.service.workers import child_pids  # noqa: E402
 
@@ -73,24 +71,8 @@ def searches(port: int, corpus: str, queries: list[str], n: int, clients: int = 
 
 
 def measure(corpus: str, workers: int, queries: list[str], n: int) -> dict:
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    env.pop("LEXIR_API_KEY", None)
-    log = open(f"/tmp/bench-workers-{port}.log", "w")
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "lexir.cli.main", "serve", corpus, "--port", str(port),
-                             "--workers", str(workers), "--no-request-log"],
-                            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
+    proc, port, log, startup = start_server(corpus, ["--workers", str(workers), "--no-request-log"], "bench-workers")
     try:
-        while True:
-            if proc.poll() is not None:
-                raise SystemExit(f"server exited; see {log.name}")
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).read()
-                break
-            except OSError:
-                time.sleep(0.5)
-        startup = time.perf_counter() - t0
         loaded = {pid: rollup(pid) for pid in [proc.pid, *child_pids(proc.pid)]}
         rate = searches(port, corpus, queries, n)
         after = {pid: rollup(pid) for pid in [proc.pid, *child_pids(proc.pid)]}

@@ -34,23 +34,8 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-
-def corpus_of(name: str):
-    import lexir
-    from lexir.types import Corpus, Document
-
-    if name == "pl-codes":
-        bench = lexir.load("pl-exams")
-        return bench.corpus, [q.text for q in bench.queries.queries]
-    articles = lexir.load("de-gesetze")
-    articles = getattr(articles, "corpus", articles)
-    questions = [q.text for q in lexir.load("gerlayqa-dev").queries.queries]
-    if name == "de-gesetze":
-        return articles, questions
-    if name != "de-units":
-        raise SystemExit(f"unknown corpus {name!r}")
-    docs = [Document(unit.id, unit.text, unit.title) for unit in articles.units()]
-    return Corpus("de-units", docs, language=articles.language), questions
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import corpus_of  # noqa: E402
 
 
 def best(fn, rounds: int) -> float:

@@ -36,16 +36,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-
-def corpus_of(name: str):
-    import lexir
-
-    if name == "pl-codes":
-        bench = lexir.load("pl-exams")
-        return bench.corpus, [q.text for q in bench.queries.queries]
-    articles = lexir.load("de-gesetze")
-    articles = getattr(articles, "corpus", articles)
-    return articles, [q.text for q in lexir.load("gerlayqa-dev").queries.queries]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import corpus_of  # noqa: E402
 
 
 def rss(pid: int) -> int:

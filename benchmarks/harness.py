@@ -109,3 +109,24 @@ def write_json(path, data, indent: int = 1) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def corpus_of(name: str):
+    """(corpus, long questions) of a benchmark corpus: ``pl-codes`` (pl-exams's questions),
+    ``de-gesetze`` (the 107k German articles) or ``de-units`` (every provision of de-gesetze), both
+    with gerlayqa-dev's lay questions."""
+    import lexir
+    from lexir.types import Corpus, Document
+
+    if name == "pl-codes":
+        bench = lexir.load("pl-exams")
+        return bench.corpus, [q.text for q in bench.queries.queries]
+    articles = lexir.load("de-gesetze")
+    articles = getattr(articles, "corpus", articles)
+    questions = [q.text for q in lexir.load("gerlayqa-dev").queries.queries]
+    if name == "de-gesetze":
+        return articles, questions
+    if name != "de-units":
+        raise SystemExit(f"unknown corpus {name!r}")
+    docs = [Document(unit.id, unit.text, unit.title) for unit in articles.units()]
+    return Corpus("de-units", docs, language=articles.language), questions

@@ -226,7 +226,8 @@ LAYERS = [
     {"llm", "learning", "tuning"},
     {"systems"},
     {"api", "experiment", "service", "demo"},
-    {"distributed", "integrations", "ray_serve"},
+    {"distributed", "integrations"},
+    {"ray_serve"},  # lexir serve on Ray Serve: the service over distributed's runtime
     {"cli"},
     {"lexir"},
 ]

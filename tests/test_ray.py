@@ -45,22 +45,16 @@ def test_backend_ray_without_ray_says_how_to_install(tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def ray_runtime(tmp_path_factory):
     ray = pytest.importorskip("ray")
-    import os
-
     from lexir.distributed import init
 
     # workers get the driver's LEXIR_* variables at start-up: the same cache folder as conftest's
-    before = os.environ.get("LEXIR_CACHE")
-    os.environ["LEXIR_CACHE"] = str(tmp_path_factory.getbasetemp() / "lexir-cache")
-    try:
-        init(num_cpus=2)
-        yield ray
-    finally:
-        ray.shutdown()
-        if before is None:
-            os.environ.pop("LEXIR_CACHE", None)
-        else:
-            os.environ["LEXIR_CACHE"] = before
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("LEXIR_CACHE", str(tmp_path_factory.getbasetemp() / "lexir-cache"))
+        try:
+            init(num_cpus=2)
+            yield ray
+        finally:
+            ray.shutdown()
 
 
 def test_experiment_cells_on_ray_match_local_and_resume(ray_runtime, tmp_path):

@@ -52,23 +52,19 @@ def served(tmp_path_factory):
 
     from lexir import ray_serve
 
-    before = os.environ.get("LEXIR_CACHE")  # replicas get the driver's LEXIR_* at start-up
-    os.environ["LEXIR_CACHE"] = str(tmp_path_factory.getbasetemp() / "lexir-cache")
     port = _free_port()
-    try:
-        ray_serve.init(num_cpus=2)
-        handle = ray_serve.deploy(CORPUS, shards=2, replicas=1, shard_replicas=2, retries=3, port=port,
-                                  request_log=True)
-        yield {"port": port, "handle": handle, "url": f"http://127.0.0.1:{port}"}
-    finally:
+    with pytest.MonkeyPatch.context() as env:  # replicas get the driver's LEXIR_* at start-up
+        env.setenv("LEXIR_CACHE", str(tmp_path_factory.getbasetemp() / "lexir-cache"))
         try:
-            ray_serve.shutdown()
+            ray_serve.init(num_cpus=2)
+            handle = ray_serve.deploy(CORPUS, shards=2, replicas=1, shard_replicas=2, retries=3, port=port,
+                                      request_log=True)
+            yield {"port": port, "handle": handle, "url": f"http://127.0.0.1:{port}"}
         finally:
-            ray.shutdown()
-            if before is None:
-                os.environ.pop("LEXIR_CACHE", None)
-            else:
-                os.environ["LEXIR_CACHE"] = before
+            try:
+                ray_serve.shutdown()
+            finally:
+                ray.shutdown()
 
 
 @pytest.fixture(scope="module")

@@ -50,14 +50,17 @@ def require_ray():
 def init(address: str | None = None, num_cpus: int | None = None):
     """Connect to the cluster at ``address`` (or ``$RAY_ADDRESS``), else start a small local runtime.
 
-    The driver's ``LEXIR_*`` variables travel to the workers. Returns the ``ray`` module.
+    The driver's ``LEXIR_*`` variables (and, for a local runtime, ``PYTHONPATH``) travel to the
+    workers. Returns the ``ray`` module.
     """
     ray = require_ray()
     if ray.is_initialized():
         return ray
     env = {k: v for k, v in os.environ.items() if k.startswith("LEXIR_")}
-    runtime_env = {"env_vars": env} if env else None
     address = address or os.environ.get("RAY_ADDRESS") or None
+    if not address and os.environ.get("PYTHONPATH"):  # a local runtime's workers import what the driver does
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    runtime_env = {"env_vars": env} if env else None
     if address:
         ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
     else:

@@ -37,12 +37,12 @@ from typing import Any
 
 import numpy as np
 
+from lexir.distributed import init as init_runtime
 from lexir.io.paths import cache_dir
 from lexir.retrieval import bm25_shards
 
 INSTALL_HINT = ("Ray Serve is not installed: pip install 'lexir[ray]' (or pip install 'ray[data,serve]>=2.40') "
                 "for --backend ray")
-OBJECT_STORE_BYTES = 200 * 1024**2  # a local runtime only: small, the machine is shared
 DEFAULT_RETRIES = 3
 DEFAULT_TIMEOUT_S = 30.0
 APP_NAME = "lexir"
@@ -69,20 +69,8 @@ def init(address: str | None = None, num_cpus: int | None = None):
     """Connect to the cluster at ``address`` (or ``$RAY_ADDRESS``), else start a small local runtime
     (``num_cpus``, a 200 MB object store, no dashboard). The driver's ``LEXIR_*`` variables (and,
     for a local runtime, ``PYTHONPATH``) travel to the replicas. Returns the ``ray`` module."""
-    ray, _ = require_serve()
-    if ray.is_initialized():
-        return ray
-    env = {k: v for k, v in os.environ.items() if k.startswith("LEXIR_")}
-    address = address or os.environ.get("RAY_ADDRESS") or None
-    if not address and os.environ.get("PYTHONPATH"):
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    runtime_env = {"env_vars": env} if env else None
-    if address:
-        ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
-    else:
-        ray.init(num_cpus=num_cpus, object_store_memory=OBJECT_STORE_BYTES, include_dashboard=False,
-                 runtime_env=runtime_env, log_to_driver=False)
-    return ray
+    require_serve()
+    return init_runtime(address, num_cpus)
 
 
 # -- the shard folders -------------------------------------------------------------------------

@@ -161,3 +161,81 @@ def test_recall_off_trains_no_recall_stage_and_a_bad_value_is_refused(demo_model
     with pytest.raises(ValueError, match="recall='sometimes'"):
         train_system("bm25-qa", bench.corpus, train, tmp_path / "bad", params={"recall": "sometimes"})
     assert not (tmp_path / "bad").exists()
+
+
+def _sparse_rows(rng, n, width, per_row):
+    m = np.zeros((n, width), dtype=np.float32)
+    for i in range(n):
+        cols = rng.choice(width, size=per_row, replace=False)
+        m[i, cols] = rng.random(per_row).astype(np.float32) + 0.01
+    return m
+
+
+def test_a_compacted_inner_fold_measures_every_weight_as_the_full_width_one():
+    """Over a corpus much wider than any question's evidence, each row keeps only its candidates;
+    nDCG@10, R@100, the cascade and the ranker's features are those of the full rows."""
+    from lexir.learning.qa import InnerFold, at_rows, ideal_dcg, ltr_features, ndcg_at
+
+    rng = np.random.default_rng(7)
+    n, width = 12, 5000
+    base, joint, field, expansion = (_sparse_rows(rng, n, width, k) for k in (150, 120, 30, 150))
+    votes = {k: _sparse_rows(rng, n, width, 10) for k in (10, 30, 100)}
+    prior = np.zeros(width, dtype=np.float32)
+    prior[rng.choice(width, 40, replace=False)] = rng.random(40).astype(np.float32)
+    gains = np.zeros((n, width), dtype=np.float32)
+    qrels = {}
+    for i in range(n):  # judged: some the evidence reaches, one it never does
+        judged = [*np.flatnonzero(base[i])[:3], int(np.flatnonzero((base[i] == 0) & (joint[i] == 0))[0])]
+        gains[i, judged] = 1
+        qrels[f"q{i}"] = {f"d{j}": 1 for j in judged}
+    full = InnerFold(base, joint, field, votes, prior, gains, ideal_dcg(qrels, list(qrels)), None, expansion)
+    small = full.compact()
+    assert small.columns is not None and small.base.shape[1] < width / 5
+    assert small.compact() is small
+    length = rng.random(width).astype(np.float32)
+    for w in (Weights(1.0, 0.5, 0.2, 30, 2.0, expansion=1.0), Weights(0.0, 2.0, 0.4, 10, 0.0),
+              Weights(0.5, 0.0, 0.0, 100, 1.0, expansion=0.5)):
+        assert np.allclose(ndcg_at(small.linear(w), small.gains, small.ideal),
+                           ndcg_at(full.linear(w), full.gains, full.ideal))
+        assert np.allclose(recall_at(small.linear(w), small.gains), recall_at(full.linear(w), full.gains))
+        assert recall_at(full.linear(w), full.gains).max() < 1  # the never-reached judgement counts
+        first = dataclasses.replace(w, prior=1.0)
+        assert np.allclose(ndcg_at(cascade(small.linear(first), small.linear(w)), small.gains, small.ideal),
+                           ndcg_at(cascade(full.linear(first), full.linear(w)), full.gains, full.ideal))
+        top_s, x_s, _ = ltr_features(small.base, small.joint, small.field, small.votes, small.prior,
+                                     small.positions(length), w, None, small.expansion)
+        top_f, x_f, _ = ltr_features(full.base, full.joint, full.field, full.votes, full.prior, length, w,
+                                     None, full.expansion)
+        assert (small.columns[np.arange(n)[:, None], top_s] == top_f).all()  # same candidates, same order
+        assert np.array_equal(x_s, x_f)
+    assert np.array_equal(at_rows(prior, top_f), prior[top_f])
+
+
+def test_a_fold_with_dense_evidence_is_not_compacted():
+    from lexir.learning.qa import InnerFold
+
+    m = np.zeros((2, 50), dtype=np.float32)
+    m[:, 1] = 1
+    fold = InnerFold(m, m, m, {10: m}, np.zeros(50, np.float32), m, np.ones(2), (m, m + 0.1), m)
+    assert fold.compact() is fold
+
+
+def test_an_expansion_keeps_its_best_depth_provisions(associations):
+    _, assoc = associations
+    query = [Query("new", "Der Vermieter will Eigenbedarf anmelden und die Wohnung kündigen.")]
+    whole = assoc.matrix(query)
+    cut = assoc.matrix(query, depth=1)
+    assert (whole > 0).sum() > 1 and (cut > 0).sum() == 1
+    assert cut.argmax() == whole.argmax()
+
+
+def test_weighted_scores_equal_a_term_by_term_sum():
+    bm25 = text_index(Corpus("mini-bgb", STATUTE, language="de"), "de")
+    m = bm25.matrix
+    weights = {t: 0.5 + t for t in range(min(6, m.n_terms))}
+    expected = np.zeros(m.num_docs)
+    for t, w in weights.items():
+        for j in range(m.indptr[t], m.indptr[t + 1]):
+            expected[m.indices[j]] += w * float(m.data[j])
+    assert np.array_equal(m.weighted(weights), expected)
+    assert not m.weighted({}).any()

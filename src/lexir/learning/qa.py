@@ -297,13 +297,20 @@ class TermAssociations:
         top = np.argpartition(-weights, m - 1)[:m]
         return {int(t): float(weights[t]) for t in top if weights[t] > 0}
 
-    def matrix(self, queries: Sequence[Query]) -> np.ndarray:
-        """BM25 of each question's expansion over the provisions' text: one normalised row per query."""
+    def matrix(self, queries: Sequence[Query], depth: int = DEPTH) -> np.ndarray:
+        """BM25 of each question's expansion over the provisions' text, its best ``depth``
+        provisions kept (as the base's run is cut at DEPTH: a hundred terms reach most of a large
+        corpus, 85k of the 107k German articles): one normalised row per query."""
         out = np.zeros((len(queries), len(self.text.doc_ids)), dtype=np.float32)
         for i, q in enumerate(queries):
             terms = self.expand(q.text)
             if terms:
-                out[i] = self.text.matrix.weighted(terms)
+                row = self.text.matrix.weighted(terms)
+                if depth < len(row):
+                    top = np.argpartition(-row, depth - 1)[:depth]
+                    out[i, top] = row[top]
+                else:
+                    out[i] = row
         _normalise(out)
         return out
 
@@ -430,7 +437,7 @@ def combine(base: np.ndarray, joint: np.ndarray, field: np.ndarray, votes: np.nd
     if w.neighbours:
         score += w.neighbours * votes
     if w.prior:
-        score += w.prior * prior[None, :]
+        score += w.prior * (prior if prior.ndim == 2 else prior[None, :])  # 2-D: a compacted fold's
     return score
 
 
@@ -467,8 +474,15 @@ def ltr_features(base: np.ndarray, joint: np.ndarray, field: np.ndarray, votes: 
     order = np.lexsort((top, -np.take_along_axis(linear, top, axis=1)), axis=1)
     top = np.take_along_axis(top, order, axis=1)
     columns = [np.take_along_axis(m, top, axis=1) for m in (linear, base, joint, field, *(votes[k] for k in LTR_KS))]
-    columns += [prior[top], np.broadcast_to(np.arange(1, c + 1, dtype=np.float32), top.shape), length[top]]
+    columns += [at_rows(prior, top), np.broadcast_to(np.arange(1, c + 1, dtype=np.float32), top.shape),
+                at_rows(length, top)]
     return top, np.stack(columns, axis=-1).reshape(-1, len(FEATURES)).astype(np.float32), linear
+
+
+def at_rows(values: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """``values`` at each row's documents ``top``: one vector for every row, or one row per row (a
+    compacted inner fold's prior and lengths)."""
+    return np.take_along_axis(values, top, axis=1) if values.ndim == 2 else values[top]
 
 
 def reranked(top: np.ndarray, predicted: np.ndarray, linear: np.ndarray) -> np.ndarray:
@@ -640,9 +654,44 @@ class InnerFold(NamedTuple):
     ideal: np.ndarray
     dense: tuple[np.ndarray, np.ndarray] | None
     expansion: np.ndarray
+    columns: np.ndarray | None = None  # compacted: each row's documents (corpus positions; None: all)
 
     def linear(self, w: Weights) -> np.ndarray:
         return combine(self.base, self.joint, self.field, self.votes[w.k], self.prior, w, self.dense, self.expansion)
+
+    def compact(self) -> "InnerFold":
+        """The fold over each row's candidates only: the documents some evidence of that question
+        scores (a matrix, the prior) or its judgements grade, padded with zeros to the longest row.
+        A document no evidence scores is not retrieved (:func:`ndcg_at`, :func:`recall_at` and
+        :func:`reranked` skip a zero score), so every measure is the same up to the order of
+        equal scores, and over a large corpus a row shrinks from its width (107k German articles)
+        to the few thousand documents its evidence reaches. Not with dense evidence: its adapter
+        scores every document."""
+        if self.dense is not None or self.columns is not None:
+            return self
+        touched = (self.gains != 0) | (self.prior != 0)[None, :]
+        for m in (self.base, self.joint, self.field, self.expansion, *self.votes.values()):
+            touched |= m != 0
+        counts = touched.sum(axis=1)
+        width = int(counts.max()) if len(counts) else 0
+        if width > 0.5 * touched.shape[1]:
+            return self
+        columns = np.zeros((len(counts), width), dtype=np.int64)
+        valid = np.arange(width)[None, :] < counts[:, None]
+        columns[valid] = np.nonzero(touched)[1]  # row-major: each row's documents in corpus order
+        del touched
+
+        def take(m: np.ndarray) -> np.ndarray:
+            return np.where(valid, np.take_along_axis(m, columns, axis=1), 0).astype(m.dtype)
+
+        return InnerFold(take(self.base), take(self.joint), take(self.field),
+                         {k: take(v) for k, v in self.votes.items()},
+                         np.where(valid, self.prior[columns], 0).astype(self.prior.dtype), take(self.gains),
+                         self.ideal, None, take(self.expansion), columns)
+
+    def positions(self, values: np.ndarray) -> np.ndarray:
+        """``values`` (one per document of the corpus) at this fold's columns."""
+        return values if self.columns is None else values[self.columns]
 
 
 def choose_weights(corpus: Corpus, base: Retriever, queries: Sequence[Query], qrels: Qrels, *,
@@ -672,7 +721,8 @@ def choose_weights(corpus: Corpus, base: Retriever, queries: Sequence[Query], qr
         joint, field, votes = evidence.matrices(test, sorted({*grid["k"], *LTR_KS}))
         parts.append(InnerFold(all_base[[row_of[i] for i in test_ids]], joint, field, votes, evidence.prior,
                                grade_matrix(qrels, test_ids, column), ideal_dcg(qrels, test_ids),
-                               evidence.dense_matrices(test), evidence.expansion_matrix(test)))
+                               evidence.dense_matrices(test), evidence.expansion_matrix(test)).compact())
+    del all_base
     if not parts:
         raise ValueError(f"training needs at least {folds} judged questions to choose its weights on inner folds")
     def score(w: Weights) -> float:
@@ -778,8 +828,8 @@ def choose_ranker(corpus: Corpus, parts: Sequence[InnerFold], w: Weights, *, for
     length = provision_lengths(corpus)
     sets = []
     for part in parts:
-        top, x, linear = ltr_features(part.base, part.joint, part.field, part.votes, part.prior, length, w,
-                                      part.dense, part.expansion)
+        top, x, linear = ltr_features(part.base, part.joint, part.field, part.votes, part.prior,
+                                      part.positions(length), w, part.dense, part.expansion)
         sets.append((top, x, linear, np.take_along_axis(part.gains, top, axis=1).reshape(-1), part.gains, part.ideal))
     linear_scores, ranked_scores = [], []
     for i, (top, x, linear, _, gains, ideal) in enumerate(sets):

@@ -196,11 +196,13 @@ class ScoreMatrix:
     def weighted(self, weights: dict[int, float]) -> np.ndarray:
         """Every document's ``sum(weight * score(term))`` over ``weights`` (float64): a query
         whose terms count unequally (pseudo-relevance feedback)."""
-        out = np.zeros(self.num_docs, dtype=np.float64)
-        for term, weight in weights.items():
-            start, end = self.indptr[term], self.indptr[term + 1]
-            np.add.at(out, self.indices[start:end], weight * self.data[start:end].astype(np.float64))
-        return out
+        if not weights:
+            return np.zeros(self.num_docs, dtype=np.float64)
+        spans = [(self.indptr[term], self.indptr[term + 1]) for term in weights]
+        docs = np.concatenate([self.indices[a:b] for a, b in spans])
+        scores = np.concatenate([w * self.data[a:b].astype(np.float64) for w, (a, b) in zip(weights.values(), spans)])
+        # one pass over the postings in term order: each document's sum in the same order as a loop
+        return np.bincount(docs, weights=scores, minlength=self.num_docs)
 
     def document_frequency(self, term: int) -> int:
         """How many documents hold ``term``."""

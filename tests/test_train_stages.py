@@ -239,3 +239,21 @@ def test_weighted_scores_equal_a_term_by_term_sum():
             expected[m.indices[j]] += w * float(m.data[j])
     assert np.array_equal(m.weighted(weights), expected)
     assert not m.weighted({}).any()
+
+
+def test_an_expansion_is_the_dense_formula_over_every_term(associations):
+    """expand works on the (word, term) pairs that occur; the weights are those of the formula
+    written over every term of the corpus: sum over words of idf * P(t|w) * log(P(t|w) / P(t))."""
+    _, assoc = associations
+    text = "Der Vermieter meldet Eigenbedarf an, ich habe gekauft und nichts bekommen."
+    words = [assoc.vocab[w] for w in set(assoc.analyzer.tokens(text))
+             if w in assoc.vocab and assoc.word_questions[assoc.vocab[w]] >= assoc.SUPPORT]
+    assert len(words) >= 2
+    given = (assoc.word_cites[words] @ assoc.has_term).toarray() / assoc.word_pairs[words][:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lift = np.divide(given, assoc.term_share, out=np.zeros_like(given), where=assoc.term_share > 0)
+        gain = np.where(lift > 1, given * np.log(np.maximum(lift, 1.0)), 0.0)
+    expected = assoc.idf[words] @ gain
+    got = assoc.expand(text)
+    assert got and set(got) == {int(t) for t in np.flatnonzero(expected > 0)}
+    assert all(np.isclose(w, expected[t], rtol=1e-12) for t, w in got.items())

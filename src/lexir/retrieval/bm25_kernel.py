@@ -10,9 +10,10 @@ order, and its results are bm25s's, bit for bit and in the same order (tests/tes
 
 What differs is around them: one score buffer for the whole batch instead of one per query; the
 heap's child choice without branches (an extra slot holding +inf stands for the missing right
-child; unsigned positions spare numba's negative-index test); in a large corpus, a scan that skips
-blocks of 64 documents no query term touched (their documents score 0, and a 0 cannot enter a
-heap whose smallest value is not below 0: bm25s's heap does nothing with them); and the query side
+child; unsigned positions spare numba's negative-index test); in a large corpus, a scan that visits
+only the documents some query term touched (a bit per document, a 64-bit word per block of 64:
+the others score 0, and a 0 cannot enter a heap whose smallest value is not below 0: bm25s's heap
+does nothing with them; with scores of absence, whole blocks, see below); and the query side
 read as lexir's analysis leaves it: ids of unknown terms and stopwords (negative) skipped,
 repeated terms of a query skipped after the first (``dedupe``), so no array passes are needed
 between the analysis and the scoring. It returns, for each query, how many of its ``k`` hits
@@ -141,6 +142,35 @@ def _kept_source(ids, start, p, q, term, long_query, dedupe, seen):  # pragma: n
 _kept = njit(nogil=True, inline="always")(_kept_source)
 
 
+def _accumulate_source(ids, start, end, q, dedupe, seen, blocks, touched, scores, data, indptr, indices,
+                       absent, floor):  # pragma: no cover - compiled by numba
+    """Query ``q`` (``ids[start:end]``) summed into ``scores``: each kept term's column added
+    (float32, term by term in query order, each column in posting order), and with ``blocks``
+    each touched document's bit set in its block's word of ``touched``. Returns ``floor`` plus
+    the kept terms' scores of absence (bm25l, bm25+; ``absent`` empty: ``floor`` as it is), and
+    the table of repeats ``seen`` (made here when a long query first needs it)."""
+    one = np.uint64(1)
+    long_query = dedupe and end - start > 64
+    if long_query and not len(seen):
+        seen = np.full(len(indptr) - 1, -1, dtype=np.int64)
+    scored_absent = len(absent) > 0
+    for p in range(start, end):
+        term = ids[p]
+        if not _kept(ids, start, p, q, term, long_query, dedupe, seen):
+            continue
+        if scored_absent:
+            floor += absent[term]
+        for j in range(indptr[term], indptr[term + 1]):
+            doc = indices[j]
+            scores[doc] += data[j]
+            if blocks:
+                touched[doc >> 6] |= one << np.uint64(doc & 63)
+    return floor, seen
+
+
+_accumulate = njit(nogil=True, inline="always")(_accumulate_source)
+
+
 def _scan_touched_source(scores, touched, values, where, size, k, num_docs):  # pragma: no cover - compiled by numba
     """The heap's scan from document ``k`` on, in corpus order, when no score of absence is
     added (an untouched document scores 0): while the heap's smallest value is not below 0, a
@@ -190,7 +220,6 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, a
     # below that (bm25s's heap with them would do nothing); only touched documents are reset.
     # In a small one a query touches nearly every block: marking would only cost.
     touched = np.zeros((num_docs + 63) >> 6 if blocks else 0, dtype=np.uint64)
-    one = np.uint64(1)
     sparse = blocks and not len(absent)  # the scan visits a block's touched documents only
     values = np.empty(k + 1, dtype=data.dtype)
     where = np.zeros(k + 1, dtype=np.int32)
@@ -202,21 +231,8 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, a
         start, end = pointers[q], pointers[q + 1]
         # bm25l, bm25+: the sum of the query's terms' scores of absence (float32, in term
         # order, as numba sums bm25s's array of them), added to every document's score
-        floor = nothing
-        long_query = dedupe and end - start > 64
-        if long_query and not len(seen):
-            seen = np.full(len(indptr) - 1, -1, dtype=np.int64)
-        for p in range(start, end):
-            term = ids[p]
-            if not _kept(ids, start, p, q, term, long_query, dedupe, seen):
-                continue
-            if scored_absent:
-                floor += absent[term]
-            for j in range(indptr[term], indptr[term + 1]):
-                doc = indices[j]
-                scores[doc] += data[j]
-                if blocks:
-                    touched[doc >> 6] |= one << np.uint64(doc & 63)
+        floor, seen = _accumulate(ids, start, end, q, dedupe, seen, blocks, touched, scores, data, indptr, indices,
+                                  absent, nothing)
         # The first k documents pushed.
         if scored_absent:
             for d in range(num_docs):

@@ -10,9 +10,10 @@ order, and its results are bm25s's, bit for bit and in the same order (tests/tes
 
 What differs is around them: one score buffer for the whole batch instead of one per query; the
 heap's child choice without branches (an extra slot holding +inf stands for the missing right
-child; unsigned positions spare numba's negative-index test); in a large corpus, a scan that skips
-blocks of 64 documents no query term touched (their documents score 0, and a 0 cannot enter a
-heap whose smallest value is not below 0: bm25s's heap does nothing with them); and the query side
+child; unsigned positions spare numba's negative-index test); in a large corpus, a scan that visits
+only the documents some query term touched (a bit per document, a 64-bit word per block of 64:
+the others score 0, and a 0 cannot enter a heap whose smallest value is not below 0: bm25s's heap
+does nothing with them; with scores of absence, whole blocks, see below); and the query side
 read as lexir's analysis leaves it: ids of unknown terms and stopwords (negative) skipped,
 repeated terms of a query skipped after the first (``dedupe``), so no array passes are needed
 between the analysis and the scoring. It returns, for each query, how many of its ``k`` hits
@@ -40,8 +41,8 @@ search). The bounds are summed in float64 and multiplied by ``1 + (t + 2) * 2**-
 terms before being compared, which covers the float32 sum's rounding (a sequential float32 sum
 of ``t`` scores >= 0 exceeds their real sum by a factor below ``(1 + 2**-24) ** t``). Pruning
 needs every score >= 0 and no scores of absence (bm25l, bm25+ are scored exhaustively).
-Measured (benchmarks/bench_pruning.py), it pays only for short queries, small ``k`` and large
-corpora: ``prune="auto"`` (the default) chooses it there (:func:`pruning_pays`).
+Measured (benchmarks/bench_pruning.py), it pays only for one-word queries, small ``k`` and
+large corpora: ``prune="auto"`` (the default) chooses it there (:func:`pruning_pays`).
 """
 
 from __future__ import annotations
@@ -50,15 +51,19 @@ import os
 
 import numpy as np
 from numba import njit  # bm25s's numba backend imports it anyway
+from numba.cpython.unsafe.numbers import trailing_zeros  # an intrinsic: count trailing zero bits
 
 _COMPILED: dict = {}  # a numba source function -> its compiled kernel
 _BLOCKS_FROM = 1 << 16  # documents: from this corpus size on, the scan skips untouched blocks
 # prune="auto" prunes from this corpus size on, batches of queries with at most these many
-# known terms on average at these k: measured on 961k German units (bench_pruning.py), k = 10
-# with 1 to 8 terms 1.35 to 2.4 times as fast, k = 100 0.86 to 1.18 (no gain: not chosen), long
-# questions (57 terms) 0.4 to 0.5; on 107k articles 0.2 to 0.9 (exhaustive there)
+# known terms on average at these k. Measured on 961k German units (bench_pruning.py) against
+# the exhaustive kernel's scan of whole touched blocks: k = 10 with 1 to 8 terms 1.35 to 2.4
+# times as fast, k = 100 0.86 to 1.18, long questions (57 terms) 0.4 to 0.5; on 107k articles
+# 0.2 to 0.9. Since the exhaustive scan visits only touched documents (bit per document), on
+# the 961k units' titles at k = 10: 1 term 1.6x as fast pruned, 2 terms 0.76x, 3 terms 0.74x,
+# 4-5 terms 0.95x; at k = 100 0.5x to 0.7x (a busy machine, one thread): only one-word batches.
 _PRUNE_FROM = 1 << 19
-_PRUNE_UP_TO = ((10, 8.0),)
+_PRUNE_UP_TO = ((10, 1.5),)
 _WINDOW_BITS = 13  # the pruned kernel's windows: 8192 documents
 
 
@@ -137,6 +142,68 @@ def _kept_source(ids, start, p, q, term, long_query, dedupe, seen):  # pragma: n
 _kept = njit(nogil=True, inline="always")(_kept_source)
 
 
+def _accumulate_source(ids, start, end, q, dedupe, seen, blocks, touched, scores, data, indptr, indices,
+                       absent, floor):  # pragma: no cover - compiled by numba
+    """Query ``q`` (``ids[start:end]``) summed into ``scores``: each kept term's column added
+    (float32, term by term in query order, each column in posting order), and with ``blocks``
+    each touched document's bit set in its block's word of ``touched``. Returns ``floor`` plus
+    the kept terms' scores of absence (bm25l, bm25+; ``absent`` empty: ``floor`` as it is), and
+    the table of repeats ``seen`` (made here when a long query first needs it)."""
+    one = np.uint64(1)
+    long_query = dedupe and end - start > 64
+    if long_query and not len(seen):
+        seen = np.full(len(indptr) - 1, -1, dtype=np.int64)
+    scored_absent = len(absent) > 0
+    for p in range(start, end):
+        term = ids[p]
+        if not _kept(ids, start, p, q, term, long_query, dedupe, seen):
+            continue
+        if scored_absent:
+            floor += absent[term]
+        for j in range(indptr[term], indptr[term + 1]):
+            doc = indices[j]
+            scores[doc] += data[j]
+            if blocks:
+                touched[doc >> 6] |= one << np.uint64(doc & 63)
+    return floor, seen
+
+
+_accumulate = njit(nogil=True, inline="always")(_accumulate_source)
+
+
+def _scan_touched_source(scores, touched, values, where, size, k, num_docs):  # pragma: no cover - compiled by numba
+    """The heap's scan from document ``k`` on, in corpus order, when no score of absence is
+    added (an untouched document scores 0): while the heap's smallest value is not below 0, a
+    block's untouched documents can do nothing there, so only its touched ones (``touched``'s
+    set bits, lowest first) are offered; while it is below 0 (a negative score among the first
+    ``k``), every document of the block in turn, as the plain scan. Touched documents' scores
+    are reset to 0 and their bits cleared on the way (documents below ``k`` too)."""
+    one, zero = np.uint64(1), np.uint64(0)
+    for block in range(len(touched)):
+        word = touched[block]
+        if word == zero and values[0] >= 0:
+            continue
+        touched[block] = zero
+        low = block << 6
+        if values[0] < 0:
+            for d in range(max(low, k), min(low + 64, num_docs)):
+                value = scores[d]
+                if value > values[0]:
+                    _replace_smallest(values, where, size, value, d)
+            scores[low:min(low + 64, num_docs)] = 0
+            continue
+        while word != zero:
+            d = low + trailing_zeros(word)
+            word &= word - one
+            value = scores[d]
+            scores[d] = 0
+            if d >= k and value > values[0]:
+                _replace_smallest(values, where, size, value, d)
+
+
+_scan_touched = njit(nogil=True, inline="always")(_scan_touched_source)
+
+
 def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, absent):  # pragma: no cover - compiled by numba
     n = len(pointers) - 1
     k = min(k, num_docs)
@@ -147,11 +214,13 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, a
     # Repeats: a short query's terms are compared with its earlier terms; for long ones, a
     # table of the last query each term was scored for (made once, when first needed).
     seen = np.empty(0, dtype=np.int64)
-    # In a large corpus, blocks of 64 documents, marked where a query touched one: the heap's
-    # scan skips the others, whose documents all score 0 and so cannot enter a heap whose
-    # smallest value is not below 0 (bm25s's heap with them would do nothing); only those blocks
-    # are reset. In a small one a query touches nearly every block: marking would only cost.
-    touched = np.zeros((num_docs + 63) >> 6 if blocks else 0, dtype=np.bool_)
+    # In a large corpus, blocks of 64 documents, each a 64-bit word with a bit set for every
+    # document a query touched: the heap's scan skips the others, whose documents all score 0
+    # (with absence scores: the floor) and so cannot enter a heap whose smallest value is not
+    # below that (bm25s's heap with them would do nothing); only touched documents are reset.
+    # In a small one a query touches nearly every block: marking would only cost.
+    touched = np.zeros((num_docs + 63) >> 6 if blocks else 0, dtype=np.uint64)
+    sparse = blocks and not len(absent)  # the scan visits a block's touched documents only
     values = np.empty(k + 1, dtype=data.dtype)
     where = np.zeros(k + 1, dtype=np.int32)
     values[k] = np.inf
@@ -162,21 +231,8 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, a
         start, end = pointers[q], pointers[q + 1]
         # bm25l, bm25+: the sum of the query's terms' scores of absence (float32, in term
         # order, as numba sums bm25s's array of them), added to every document's score
-        floor = nothing
-        long_query = dedupe and end - start > 64
-        if long_query and not len(seen):
-            seen = np.full(len(indptr) - 1, -1, dtype=np.int64)
-        for p in range(start, end):
-            term = ids[p]
-            if not _kept(ids, start, p, q, term, long_query, dedupe, seen):
-                continue
-            if scored_absent:
-                floor += absent[term]
-            for j in range(indptr[term], indptr[term + 1]):
-                doc = indices[j]
-                scores[doc] += data[j]
-                if blocks:
-                    touched[doc >> 6] = True
+        floor, seen = _accumulate(ids, start, end, q, dedupe, seen, blocks, touched, scores, data, indptr, indices,
+                                  absent, nothing)
         # The first k documents pushed.
         if scored_absent:
             for d in range(num_docs):
@@ -185,6 +241,10 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, a
             _rise(values, where, length, scores[length], length)
         # Every later document above the smallest replaces it: the smaller child moves up all
         # the way to a leaf, then the new value moves up while below its parent.
+        if sparse:
+            _scan_touched(scores, touched, values, where, size, k, num_docs)
+            positive[q] = _ranked(values, where, k, top_scores[q], top_docs[q])
+            continue
         block_start = k
         while block_start < num_docs:
             block_end = min(((block_start >> 6) + 1) << 6, num_docs)
@@ -201,7 +261,7 @@ def _source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, a
         for block in range(len(touched)):
             if touched[block]:
                 scores[block << 6:min((block + 1) << 6, num_docs)] = 0
-                touched[block] = False
+                touched[block] = 0
         positive[q] = _ranked(values, where, k, top_scores[q], top_docs[q])
     return top_docs, top_scores, positive
 

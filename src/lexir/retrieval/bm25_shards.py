@@ -165,13 +165,13 @@ class BM25Shard:
 def _admitted_source(ids, pointers, k, dedupe, blocks, data, indptr, indices, num_docs, absent):  # pragma: no cover - numba
     """For each query: the documents the exhaustive kernel's heap acts on (its first ``k``, then
     every one above the heap's smallest value), in document order, with their scores (summed as
-    that kernel sums them: float32, term by term in query order). With ``blocks``, blocks of 64
+    that kernel sums them: its :func:`bm25_kernel._accumulate`). With ``blocks``, blocks of 64
     documents no query term touched are skipped as that kernel skips them (their documents score
     the floor, which cannot beat a smallest value not below it)."""
     n = len(pointers) - 1
     k = min(k, num_docs)
     scores = np.zeros(num_docs, dtype=data.dtype)
-    touched = np.zeros((num_docs + 63) >> 6 if blocks else 0, dtype=np.bool_)
+    touched = np.zeros((num_docs + 63) >> 6 if blocks else 0, dtype=np.uint64)  # a bit per touched document
     values = np.empty(k + 1, dtype=data.dtype)
     where = np.zeros(k + 1, dtype=np.int32)
     values[k] = np.inf
@@ -186,21 +186,8 @@ def _admitted_source(ids, pointers, k, dedupe, blocks, data, indptr, indices, nu
     nothing = np.zeros(1, dtype=data.dtype)[0]
     for q in range(n):
         start, end = pointers[q], pointers[q + 1]
-        floor = nothing
-        long_query = dedupe and end - start > 64
-        if long_query and not len(seen):
-            seen = np.full(len(indptr) - 1, -1, dtype=np.int64)
-        for p in range(start, end):
-            term = ids[p]
-            if not bm25_kernel._kept(ids, start, p, q, term, long_query, dedupe, seen):
-                continue
-            if scored_absent:
-                floor += absent[term]
-            for j in range(indptr[term], indptr[term + 1]):
-                doc = indices[j]
-                scores[doc] += data[j]
-                if blocks:
-                    touched[doc >> 6] = True
+        floor, seen = bm25_kernel._accumulate(ids, start, end, q, dedupe, seen, blocks, touched, scores, data,
+                                              indptr, indices, absent, nothing)
         if scored_absent:
             for d in range(num_docs):
                 scores[d] += floor
@@ -220,7 +207,7 @@ def _admitted_source(ids, pointers, k, dedupe, blocks, data, indptr, indices, nu
         block_start = k
         while block_start < num_docs:
             block_end = min(((block_start >> 6) + 1) << 6, num_docs)
-            if blocks and not touched[block_start >> 6] and values[0] >= floor:
+            if blocks and touched[block_start >> 6] == 0 and values[0] >= floor:
                 block_start = block_end
                 continue
             for d in range(block_start, block_end):
@@ -236,7 +223,7 @@ def _admitted_source(ids, pointers, k, dedupe, blocks, data, indptr, indices, nu
         for block in range(len(touched)):
             if touched[block]:
                 scores[block << 6:min((block + 1) << 6, num_docs)] = 0
-                touched[block] = False
+                touched[block] = 0
         ends[q + 1] = used
     return out_docs[:used], out_scores[:used], ends
 

@@ -10,10 +10,11 @@ lay questions), measured on this machine, k = 10:
 * **shards here**: the same corpus cut into ``--shards`` shards by act
   (:mod:`lexir.retrieval.bm25_shards`), every shard in this process: what the merge costs
   without Ray;
-* **Ray Serve**: ``--shards`` shard deployments (one replica each) and one front replica on a
-  local Ray runtime (``--cpus``): batches of ``--batch`` questions through the front's handle,
-  and one question at a time over HTTP (GET /v1/CORPUS/search, one client thread: latency-bound)
-  and from ``--clients`` client threads;
+* **Ray Serve**: ``--shards`` shard deployments (one replica each), one front replica and one
+  ingress replica on a local Ray runtime (``--cpus``): batches of ``--batch`` questions through
+  the ingress's handle (to the front), and one question at a time over HTTP (GET
+  /v1/CORPUS/search through Serve's proxy, the ingress and the front; one client thread:
+  latency-bound) and from ``--clients`` client threads;
 
 every run checked to be the one-process run (ids and scores). Memory: the bytes of the score
 matrices per unit (one index; the shards together), and the resident memory (VmRSS) of each
@@ -152,7 +153,8 @@ def main(argv=None) -> dict:
         out[f"serve_http_{args.clients}_clients_qps"] = rate(sum(map(len, chunks)), time.perf_counter() - start)
         replicas = [ray_serve.shard_replicas(i) for i in range(args.shards)]
         out["shard_replica_rss_bytes"] = [rss(r[0]["pid"]) for r in replicas]
-        out["front_rss_bytes"] = rss(handle.whoami.remote().result()["pid"])
+        out["front_rss_bytes"] = rss(ray_serve.replicas_of(ray_serve.FRONT)[0]["pid"])
+        out["ingress_rss_bytes"] = rss(handle.whoami.remote().result()["pid"])
         out["shard_rss_bytes_per_unit"] = round(sum(out["shard_replica_rss_bytes"]) / len(corpus), 1)
     finally:
         ray_serve.shutdown()

@@ -1,6 +1,7 @@
 """``lexir serve --backend ray`` on a real local Ray runtime (two CPUs) and real HTTP on loopback:
-bm25 sharded by act answers as one index, over HTTP and through the front's handle, and a shard
-replica killed under load loses no request (with retries; without them, requests fail).
+bm25 sharded by act answers as one index, over HTTP and through the ingress's handle; a shard
+replica killed under load loses no request, nor does a front replica killed under HTTP load (with
+retries; without them, requests fail).
 
 Ray Serve is an optional extra: without it these tests skip, except the one that checks the
 command line says how to install it. One runtime and one deployment serve the module (starting
@@ -29,6 +30,7 @@ CORPUS = "pl-codes"
 QUESTIONS = ["kara pozbawienia wolności", "uchylony", "(uchylony) art", "umowa sprzedaży rzeczy ruchomej",
              "postępowanie administracyjne odwołanie od decyzji", "xyzzy", "przedawnienie roszczeń",
              "skarga kasacyjna do Sądu Najwyższego", "obrona konieczna", "spadek testament"]
+FRONTS = 2  # front replicas: one may be killed while the other answers
 
 
 def test_backend_ray_without_serve_says_how_to_install(monkeypatch):
@@ -57,7 +59,7 @@ def served(tmp_path_factory):
         env.setenv("LEXIR_CACHE", str(tmp_path_factory.getbasetemp() / "lexir-cache"))
         try:
             ray_serve.init(num_cpus=2)
-            handle = ray_serve.deploy(CORPUS, shards=2, replicas=1, shard_replicas=2, retries=3, port=port,
+            handle = ray_serve.deploy(CORPUS, shards=2, replicas=FRONTS, shard_replicas=2, retries=3, port=port,
                                       request_log=True)
             yield {"port": port, "handle": handle, "url": f"http://127.0.0.1:{port}"}
         finally:
@@ -90,7 +92,7 @@ def test_sharded_http_and_handle_runs_are_one_index_runs(served, single):
             want = [(d, round(s, 6)) for d, s in single.search(text, k)]
             assert [d for d, _ in got] == [d for d, _ in want], text
             assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-5)
-    # a batch through the front's handle: the run, exactly (float32 scores as one index gives them)
+    # a batch through the ingress's handle (to a front): the run, exactly (float32 scores as one index gives them)
     queries = [(str(i), t) for i, t in enumerate(QUESTIONS)]
     for k in (10, 100):
         run = served["handle"].run.remote(queries, k).result(timeout_s=120)
@@ -119,6 +121,7 @@ def test_metrics_and_request_log_work_in_a_replica(served):
     text = body.decode()
     assert status == 200 and 'lexir_http_requests_total{corpus="pl-codes"' in text
     assert "lexir_shard_retries" in text
+    assert "lexir_front_retries_total" in text  # the ingress's own counter, added to the front's scrape
     status, body = _get(f"{served['url']}/v1/corpora")
     assert status == 200 and json.loads(body)["corpora"][0]["name"] == CORPUS
 
@@ -213,13 +216,95 @@ def test_a_shard_replica_killed_under_load_loses_no_request(served, single):
     assert _retries(served) > before, rounds  # else no kill hit a call in flight: this proved nothing
 
 
-def test_without_retries_the_same_kill_fails_requests(served, single):
-    """The test above can fail: deployed again with retries=0 (Serve's user_config: the running
-    front replica is reconfigured), the same kills fail requests (503 shard_unavailable over HTTP;
-    through the handle, the front's Unavailable error)."""
+def _ask(url: str, data: bytes | None = None) -> tuple[int, bytes]:
+    """One HTTP request: its status and body (a 4xx or 5xx too; a dropped connection as status 0)."""
+    headers = {"Content-Type": "application/json"} if data is not None else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers), timeout=120) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+    except OSError as exc:
+        return 0, repr(exc).encode()
+
+
+def _http_under_front_kill(served, single, seconds: float = 8.0) -> dict:
+    """Four HTTP clients on loopback (through Serve's proxy and the ingress) ask long questions
+    for ``seconds``, by GET one at a time and by POST five at a time, while a front replica is
+    SIGKILLed the moment it is seen computing: the requests answered, those failed (status and
+    body), those answered wrongly (not one index's hits), the replica killed."""
     from lexir import ray_serve
 
-    ray_serve.deploy(CORPUS, shards=2, replicas=1, shard_replicas=2, retries=0, port=served["port"])
+    fronts, waited = ray_serve.replicas_of(ray_serve.FRONT), time.monotonic() + 180
+    while len(fronts) < FRONTS and time.monotonic() < waited:  # one killed before: Serve starts another
+        time.sleep(2)
+        fronts = ray_serve.replicas_of(ray_serve.FRONT)
+    assert len(fronts) >= FRONTS, fronts
+    victim = fronts[0]
+    texts = [t for _, t in _questions(single, 60)]
+    want = {t: [d for d, _ in single.search(t, 10)] for t in texts}
+    base = f"{served['url']}/v1/{CORPUS}/search"
+    out = {"answered": 0, "failed": [], "wrong": 0, "killed": victim}
+    lock, stop = threading.Lock(), time.monotonic() + seconds
+
+    def client(c: int) -> None:
+        i = c
+        while time.monotonic() < stop:
+            i += 4
+            if i % 2:
+                asked = [texts[i % len(texts)]]
+                status, body = _ask(base + "?" + urllib.parse.urlencode({"q": asked[0], "k": 10}))
+            else:
+                asked = [texts[(i + j) % len(texts)] for j in range(5)]
+                data = json.dumps({"queries": [{"id": str(j), "text": t} for j, t in enumerate(asked)], "k": 10})
+                status, body = _ask(base, data.encode())
+            with lock:
+                if status != 200:
+                    out["failed"].append(f"{status}: {body[:300]!r}")
+                    continue
+                answer = json.loads(body)
+                results = answer["results"] if "results" in answer else [answer]
+                out["answered"] += 1
+                out["wrong"] += [[h["id"] for h in r["hits"]] for r in results] != [want[t] for t in asked]
+
+    clients = [threading.Thread(target=client, args=(c,)) for c in range(4)]
+    for c in clients:
+        c.start()
+    time.sleep(1.0)
+    out["busy"] = _kill_while_busy(victim["pid"], stop - 2.0)
+    for c in clients:
+        c.join()
+    return out
+
+
+def _front_retries(served) -> float:
+    _, body = _get(f"{served['url']}/metrics")
+    return sum(float(line.rsplit(" ", 1)[1]) for line in body.decode().splitlines()
+               if line.startswith("lexir_front_retries_total"))
+
+
+def test_a_front_replica_killed_under_http_load_loses_no_request(served, single):
+    """A front replica SIGKILLed while it answers HTTP requests: the ingress hands the requests
+    it was answering to the other front (its retry counter grows; a kill can fall between
+    requests, so up to five kills), and every request is answered 200 with one index's hits."""
+    before, rounds = _front_retries(served), []
+    for _ in range(5):
+        out = _http_under_front_kill(served, single)
+        rounds.append(out)
+        assert out["answered"] > 3 and out["failed"] == [] and out["wrong"] == 0, out
+        if _front_retries(served) > before:
+            break
+    assert _front_retries(served) > before, rounds  # else no kill hit a request in flight: this proved nothing
+
+
+def test_without_retries_the_same_kill_fails_requests(served, single):
+    """The tests above can fail: deployed again with retries=0 (Serve's user_config: the running
+    front and ingress replicas are reconfigured), the same kills fail requests: a shard replica's
+    (through the handle, the front's Unavailable error; over HTTP it is 503 shard_unavailable),
+    and a front replica's (over HTTP, 503 front_unavailable from the ingress)."""
+    from lexir import ray_serve
+
+    ray_serve.deploy(CORPUS, shards=2, replicas=FRONTS, shard_replicas=2, retries=0, port=served["port"])
     rounds = []
     for shard in (1, 0, 1, 0, 1):
         out = _kill_under_load(served, single, shard)
@@ -230,3 +315,13 @@ def test_without_retries_the_same_kill_fails_requests(served, single):
     failed = [f for out in rounds for f in out["failed"]]
     assert failed, rounds
     assert all("Unavailable" in f for f in failed), failed[:3]
+    rounds = []
+    for _ in range(5):
+        out = _http_under_front_kill(served, single)
+        rounds.append(out)
+        assert out["wrong"] == 0, out
+        if out["failed"]:
+            break
+    failed = [f for out in rounds for f in out["failed"]]
+    assert failed, rounds
+    assert all(f.startswith("503: ") and "front_unavailable" in f for f in failed), failed[:3]

@@ -1,6 +1,6 @@
 """``lexir serve --backend ray``: lexir's HTTP service on Ray Serve, BM25 sharded by act.
 
-Optional: ``pip install 'lexir[ray]'`` (``ray[data,serve]``). Two kinds of deployments:
+Optional: ``pip install 'lexir[ray]'`` (``ray[data,serve]``). Three kinds of deployments:
 
 * **shards** (``bm25-shard-<i>``, ``--shard-replicas`` replicas each): a shard's score matrix
   (:mod:`lexir.retrieval.bm25_shards`: whole acts, built with the whole corpus's BM25 statistics),
@@ -12,12 +12,28 @@ Optional: ``pip install 'lexir[ray]'`` (``ray[data,serve]``). Two kinds of deplo
   ``bm25`` is a :class:`~lexir.retrieval.bm25_shards.ShardedBM25`: a question is analysed once
   here, sent to every shard at once, and the answers merged into exactly the hits one index
   gives (ties and their order included). Other served systems are built unsharded on each front.
+  A front takes its HTTP requests from the ingress (:meth:`Front.http`: the request's method,
+  path, headers and body, run through the app in the replica), not from Serve's proxy.
+* **ingress** (``--ingress-replicas`` replicas): the application's ingress behind Serve's HTTP
+  proxy on ``--host``/``--port``. It holds no corpus and does no work of its own: it reads a
+  request (the body up to the service's limit and one byte more, so the front still answers 413),
+  hands it to a front replica through a handle and returns the front's answer as it is.
 
 A shard call that fails because its replica died (or did not answer in ``timeout_s``) is sent
 again, up to ``retries`` times (backing off 50 ms, 100 ms, ...); Serve routes it to a live
 replica (the shard's other replicas, or the one it starts again). ``retries=0``: the request
-fails (503, ``shard_unavailable``). Serve's HTTP proxy on ``--host``/``--port`` spreads the
-requests over the front replicas.
+fails (503, ``shard_unavailable``). Likewise a request the ingress handed to a front replica
+that died (or became unreachable) before answering is handed again to another, ``retries`` times
+at most, counted in ``lexir_front_retries_total`` (the ingress adds its counts to the front's
+``/metrics`` answer) and logged (a JSON line ``"event": "front_retry"`` on the ingress's
+stderr); ``retries=0`` or retries used up: 503 ``front_unavailable``. Every route the front
+serves is read-only but ``POST /judgements`` (it records a judgement): that one is not sent
+again (a front that died after recording it would record it twice), and fails with 503 instead.
+The request keeps its ``X-Request-ID`` across attempts (the ingress gives one to a request that
+has none). A request in flight in an *ingress* replica that dies is lost (Serve's proxy answers
+500 and does not retry): the ingress does so little that it rarely dies, and several ingress
+replicas (``--ingress-replicas``) keep the service up while Serve starts it again, but clients
+must retry a 5xx of a read-only request themselves.
 
 The shard folders live in the lexir cache (``<cache>/shards/``), keyed by the corpus's
 fingerprint, the BM25 parameters and the number of shards; built once, by the process that
@@ -26,16 +42,19 @@ deploys. On a cluster the cache must be at the same path on every node (a shared
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from prometheus_client import CollectorRegistry, Counter, generate_latest
 
 from lexir.distributed import init as init_runtime
 from lexir.io.paths import cache_dir
@@ -46,6 +65,17 @@ INSTALL_HINT = ("Ray Serve is not installed: pip install 'lexir[ray]' (or pip in
 DEFAULT_RETRIES = 3
 DEFAULT_TIMEOUT_S = 30.0
 APP_NAME = "lexir"
+# What a front deployment and the ingress are called in the application.
+FRONT, INGRESS = "front", "ingress"
+# Requests the ingress never hands to a second front: those that change something (a front that
+# died after doing it would do it twice).
+NOT_RESENT = frozenset({("POST", "/judgements")})
+# The ingress's own metrics, added to the /metrics answer of the front it passes the scrape to
+# (a registry of its own: a front's registry never has them, so no series is there twice).
+_INGRESS_REGISTRY = CollectorRegistry()
+FRONT_RETRIES = Counter("lexir_front_retries", "Requests the ingress handed again to another front replica "
+                        "after the one it had handed them to died or became unreachable (lexir serve --backend "
+                        "ray)", registry=_INGRESS_REGISTRY)
 # The bm25 parameters a shard folder is built with (the system's index-time parameters but bigrams).
 _BUILD_PARAMS = ("k1", "b", "method", "title_weight", "dedupe_query", "mode", "stopwords", "lemmatizer",
                  "language", "stoplist", "verb_lemmas")
@@ -152,6 +182,9 @@ class Front:
         self.state.add(corpus, made={sharded: lambda c: bm25_shards.ShardedBM25(folder, self.call_all, c)})
         self.state.settle()
         self.corpus, self.sharded = next(iter(self.state.corpora)), sharded
+        from lexir.service.app import create_app
+
+        self.app = create_app(self.state, request_log=2 if self.request_log else None)
 
     def reconfigure(self, config: Mapping[str, Any]) -> None:
         """Serve's ``user_config``: ``retries`` and ``timeout_s`` of the shard calls (changed on the
@@ -159,10 +192,41 @@ class Front:
         self.retries = int(config.get("retries", DEFAULT_RETRIES))
         self.timeout_s = float(config.get("timeout_s", DEFAULT_TIMEOUT_S))
 
-    def __serve_build_asgi_app__(self):
-        from lexir.service.app import create_app
+    async def http(self, request: Mapping[str, Any]) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """One HTTP request the ingress read (:func:`_wire`: method, path, query string, headers,
+        body, client) through lexir's app in this replica: its status, headers and body."""
+        scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
+                 "http_version": request.get("http_version", "1.1"), "method": request["method"],
+                 "scheme": request.get("scheme", "http"), "path": request["path"],
+                 "raw_path": request.get("raw_path") or request["path"].encode(), "root_path": "",
+                 "query_string": request.get("query_string", b""), "headers": list(request.get("headers", ())),
+                 "client": request.get("client"), "server": request.get("server")}
+        body, sent = request.get("body", b""), False
+        status, headers, chunks = 500, [], []
+        finished = asyncio.Event()
 
-        return create_app(self.state, request_log=2 if self.request_log else None)
+        async def receive():
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await finished.wait()  # the whole body was read: the client stays until the answer is sent
+            return {"type": "http.disconnect"}
+
+        async def send(message):
+            nonlocal status, headers
+            if message["type"] == "http.response.start":
+                status, headers = message["status"], list(message.get("headers", ()))
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body", False):
+                    finished.set()
+
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            finished.set()
+        return status, headers, b"".join(chunks)
 
     def call_all(self, flat: np.ndarray, pointers: np.ndarray, k: int, dedupe: bool) -> list[bm25_shards.Candidates]:
         """Every shard's candidates: all asked at once, each call that fails on a dead or
@@ -201,6 +265,119 @@ class Front:
         return {"pid": os.getpid(), "actor": ray.get_runtime_context().get_actor_name()}
 
 
+class Ingress:
+    """One replica of the ingress: each HTTP request handed to a front replica, and handed again
+    to another when that one dies before answering (see the module)."""
+
+    def __init__(self, front: Any, max_body_bytes: int = 1 << 20) -> None:
+        self.front, self.max_body_bytes, self.retries = front, int(max_body_bytes), DEFAULT_RETRIES
+
+    def reconfigure(self, config: Mapping[str, Any]) -> None:
+        """Serve's ``user_config``: ``retries`` (the fronts' ``retries`` too)."""
+        self.retries = int(config.get("retries", DEFAULT_RETRIES))
+
+    async def __call__(self, request):
+        from starlette.responses import Response
+
+        wire = await _wire(request, self.max_body_bytes)
+        resend = (wire["method"], wire["path"]) not in NOT_RESENT
+        try:
+            status, headers, body = await self._forward("http", (wire,), wire["request_id"], resend)
+        except FrontUnavailable as exc:
+            payload = json.dumps({"error": {"code": "front_unavailable", "message": str(exc)}}).encode()
+            return Response(payload, status_code=503, media_type="application/json",
+                            headers={"retry-after": "1", "x-request-id": wire["request_id"]})
+        if wire["method"] == "GET" and wire["path"] == "/metrics" and status == 200:
+            body = body + generate_latest(_INGRESS_REGISTRY)
+            headers = [(k, v) for k, v in headers if k.lower() != b"content-length"]
+            headers.append((b"content-length", str(len(body)).encode()))
+        response = Response(body, status_code=status)
+        response.raw_headers = list(headers)
+        return response
+
+    async def run(self, queries: Sequence[tuple[str, str]], k: int = 100, system: str | None = None) -> dict:
+        """:meth:`Front.run` on a front replica, handed again to another when it dies (as HTTP)."""
+        return await self._forward("run", (queries, k, system), None, True)
+
+    async def _forward(self, method: str, args: tuple, request_id: str | None, resend: bool):
+        attempt = 0
+        while True:
+            try:
+                return await getattr(self.front, method).remote(*args)
+            except _front_lost() as exc:
+                if isinstance(exc, _task_error()):  # the front answered with an error: not a lost front
+                    raise
+                if not resend or attempt >= self.retries:
+                    raise FrontUnavailable(f"the front replica handling the request died or became unreachable "
+                                           f"after {attempt + 1} attempt(s) ({type(exc).__name__}); try again"
+                                           + ("" if resend else " (a request that records something is not "
+                                                                "sent twice)")) from None
+                attempt += 1
+                FRONT_RETRIES.inc()
+                _log({"event": "front_retry", "request_id": request_id, "method": method, "attempt": attempt,
+                      "error": type(exc).__name__})
+                await asyncio.sleep(min(0.05 * 2 ** (attempt - 1), 1.0))
+
+    def whoami(self) -> dict[str, Any]:
+        import ray
+
+        return {"pid": os.getpid(), "actor": ray.get_runtime_context().get_actor_name()}
+
+
+class FrontUnavailable(RuntimeError):
+    """No front replica answered a request (they died, ``retries`` times)."""
+
+
+async def _wire(request, max_body_bytes: int) -> dict[str, Any]:
+    """What :meth:`Front.http` needs of a Starlette request: method, path, query string, headers
+    (with an ``X-Request-ID`` kept over attempts), client, and the body, read up to
+    ``max_body_bytes`` and one byte more (the front's guard answers 413 to a longer one)."""
+    scope = request.scope
+    headers = [(bytes(k), bytes(v)) for k, v in scope.get("headers", ())]
+    request_id = next((v.decode("latin-1") for k, v in headers if k.lower() == b"x-request-id"), None)
+    if request_id is None:
+        request_id = os.urandom(12).hex()
+        headers.append((b"x-request-id", request_id.encode()))
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > max_body_bytes:
+            del body[max_body_bytes + 1:]
+            break
+    client = scope.get("client")
+    server = scope.get("server")
+    return {"method": scope["method"], "path": scope["path"], "raw_path": scope.get("raw_path"),
+            "query_string": scope.get("query_string", b""), "headers": headers, "body": bytes(body),
+            "client": tuple(client) if client else None, "server": tuple(server) if server else None,
+            "scheme": scope.get("scheme", "http"), "http_version": scope.get("http_version", "1.1"),
+            "request_id": request_id}
+
+
+def _log(event: Mapping[str, Any]) -> None:
+    """A JSON line on this process's stderr (a replica's: Ray's log folder)."""
+    line = json.dumps({"ts": datetime.now(UTC).isoformat(timespec="milliseconds"), **event, "pid": os.getpid()})
+    try:
+        os.write(2, (line + "\n").encode())
+    except OSError:
+        pass
+
+
+def _front_lost() -> tuple[type[BaseException], ...]:
+    """What a call to a front replica fails with when that replica died or cannot be reached."""
+    from ray import exceptions as rex
+    from ray.serve import exceptions as sex
+
+    kinds = [rex.RayActorError, rex.ActorUnavailableError]
+    kinds += [getattr(sex, name) for name in ("DeploymentUnavailableError",) if hasattr(sex, name)]
+    return tuple(kinds)
+
+
+def _task_error() -> type[BaseException]:
+    from ray.exceptions import RayTaskError
+
+    return RayTaskError
+
+
 def _retryable() -> tuple[type[BaseException], ...]:
     """What a retried shard call may fail with: its replica died or is unreachable, or it did not
     answer in time (Serve's and Ray's exceptions)."""
@@ -226,18 +403,21 @@ def _unavailable(shard: int, attempts: int, exc: BaseException):
 
 
 def deploy(corpus: str, *, data_dir: str | None = None, systems: Sequence[str] = ("bm25",), shards: int = 2,
-           replicas: int = 2, shard_replicas: int = 2, retries: int = DEFAULT_RETRIES,
+           replicas: int = 2, shard_replicas: int = 2, ingress_replicas: int = 1, retries: int = DEFAULT_RETRIES,
            timeout_s: float = DEFAULT_TIMEOUT_S, host: str = "127.0.0.1", port: int = 8000,
            settings: Mapping[str, Any] | None = None, request_log: bool = True, address: str | None = None,
            num_cpus: int | None = None, notify: Callable[[str], None] | None = None):
     """Serve ``corpus`` on Ray Serve (see the module): its shards built if the cache lacks them,
-    ``shards`` shard deployments of ``shard_replicas`` replicas and a front of ``replicas``
-    replicas behind Serve's HTTP proxy on ``host:port``. The served system that is plain ``bm25``
-    (the first such of ``systems``) is sharded; the others are built on each front. Returns the
-    front's deployment handle (its ``run`` and ``whoami`` methods)."""
+    ``shards`` shard deployments of ``shard_replicas`` replicas, a front of ``replicas``
+    replicas and an ingress of ``ingress_replicas`` replicas behind Serve's HTTP proxy on
+    ``host:port``. The served system that is plain ``bm25`` (the first such of ``systems``) is
+    sharded; the others are built on each front. Returns the ingress's deployment handle: its
+    ``run`` is :meth:`Front.run` on a front replica, handed again to another if that one dies."""
     from lexir.datasets import open as open_data
+    from lexir.service.state import Settings
 
-    for name, value in (("shards", shards), ("replicas", replicas), ("shard_replicas", shard_replicas)):
+    for name, value in (("shards", shards), ("replicas", replicas), ("shard_replicas", shard_replicas),
+                        ("ingress_replicas", ingress_replicas)):
         if value < 1:
             raise ValueError(f"{name} must be >= 1 (got {value})")
     if retries < 0:
@@ -252,6 +432,8 @@ def deploy(corpus: str, *, data_dir: str | None = None, systems: Sequence[str] =
         break
     if sharded is None:
         raise ValueError(f"--backend ray shards plain bm25: serve it (--system bm25); asked for {', '.join(systems)}")
+    served = {"systems": tuple(systems), **dict(settings or {})}
+    max_body_bytes = Settings.from_env(data_dir=data_dir, **served).max_body_bytes
     init(address, num_cpus)
     _, serve = require_serve()
     loaded = open_data(corpus, data_dir=data_dir, notify=notify, want="corpus")
@@ -261,20 +443,25 @@ def deploy(corpus: str, *, data_dir: str | None = None, systems: Sequence[str] =
     options = {"ray_actor_options": {"num_cpus": 0}, "max_ongoing_requests": 64}
     shard_apps = [serve.deployment(ShardServer, name=f"bm25-shard-{i}", num_replicas=shard_replicas, **options)
                   .bind(folder, i) for i in range(shards)]
-    front = serve.deployment(serve.ingress()(Front), name="front", num_replicas=replicas,
-                             user_config={"retries": retries, "timeout_s": timeout_s}, **options)
-    served = {"systems": tuple(systems), **dict(settings or {})}
-    app = front.bind(corpus, data_dir, folder, shard_apps, sharded, served, request_log)
+    user_config = {"retries": retries, "timeout_s": timeout_s}
+    front = serve.deployment(Front, name=FRONT, num_replicas=replicas, user_config=user_config, **options)
+    fronts = front.bind(corpus, data_dir, folder, shard_apps, sharded, served, request_log)
+    # The ingress holds every request its fronts are answering: room for all of theirs.
+    ingress = serve.deployment(Ingress, name=INGRESS, num_replicas=ingress_replicas, user_config=user_config,
+                               ray_actor_options={"num_cpus": 0}, max_ongoing_requests=64 * replicas + 64)
+    app = ingress.bind(fronts, max_body_bytes)
     if notify:
-        notify(f"starting {shards} shards x {shard_replicas} replicas and {replicas} front replicas on Ray Serve …")
+        notify(f"starting {shards} shards x {shard_replicas} replicas, {replicas} front replicas and "
+               f"{ingress_replicas} ingress replica(s) on Ray Serve …")
     return serve.run(app, name=APP_NAME, route_prefix="/", blocking=False)
 
 
-def shard_replicas(shard: int) -> list[dict[str, Any]]:
-    """The live replicas of a deployed shard (:meth:`ShardServer.whoami`), asked until two calls
-    in a row find no new one (Serve spreads calls over replicas)."""
+def replicas_of(deployment: str) -> list[dict[str, Any]]:
+    """The live replicas of a deployment of the application (their ``whoami``: process id, Ray
+    actor name, ...), asked until twenty calls in a row find no new one (Serve spreads calls
+    over replicas)."""
     _, serve = require_serve()
-    handle = serve.get_deployment_handle(f"bm25-shard-{shard}", app_name=APP_NAME)
+    handle = serve.get_deployment_handle(deployment, app_name=APP_NAME)
     found: dict[str, dict] = {}
     quiet = 0
     while quiet < 20:
@@ -282,6 +469,11 @@ def shard_replicas(shard: int) -> list[dict[str, Any]]:
         quiet = quiet + 1 if me["actor"] in found else 0
         found[me["actor"]] = me
     return list(found.values())
+
+
+def shard_replicas(shard: int) -> list[dict[str, Any]]:
+    """The live replicas of a deployed shard (:meth:`ShardServer.whoami`)."""
+    return replicas_of(f"bm25-shard-{shard}")
 
 
 def shutdown() -> None:

@@ -72,8 +72,11 @@ def serve(
     replicas: int = typer.Option(2, "--replicas", min=1, help="--backend ray: front replicas (lexir's app)"),
     shard_replicas: int = typer.Option(2, "--shard-replicas", min=1, help="--backend ray: replicas of each shard "
                                        "(2 or more: a request survives one dying)"),
-    retries: int = typer.Option(3, "--retries", min=0, help="--backend ray: times a failed shard call is sent "
-                                "again (to another replica) before the request fails with 503"),
+    ingress_replicas: int = typer.Option(1, "--ingress-replicas", min=1, help="--backend ray: replicas of the "
+                                         "ingress (behind Serve's proxy; it hands each request to a front)"),
+    retries: int = typer.Option(3, "--retries", min=0, help="--backend ray: times a failed shard call, or a request "
+                                "whose front replica died, is sent again (to another replica) before the request "
+                                "fails with 503"),
     address: str = typer.Option(None, "--address", help="--backend ray: the Ray cluster (default: $RAY_ADDRESS, "
                                 "else a local runtime)"),
     data_dir: Path = DataDir,
@@ -88,8 +91,8 @@ def serve(
         raise CLIError(f"--backend {backend!r}: valid: local, ray")
     if backend == "ray":
         _serve_ray(corpora, systems, variants, learn, workers, data_dir, host=host, port=port, shards=shards,
-                   replicas=replicas, shard_replicas=shard_replicas, retries=retries, address=address,
-                   request_log=request_log, log_file=log_file,
+                   replicas=replicas, shard_replicas=shard_replicas, ingress_replicas=ingress_replicas,
+                   retries=retries, address=address, request_log=request_log, log_file=log_file,
                    settings={"max_in_flight": max_in_flight, "cors_origins": origins, "host": host, "port": port})
         return
     _check_variants(variants, systems)
@@ -165,7 +168,7 @@ def serve(
 
 
 def _serve_ray(corpora, systems, variants, learn, workers, data_dir, *, host, port, shards, replicas,
-               shard_replicas, retries, address, request_log, log_file, settings) -> None:
+               shard_replicas, ingress_replicas, retries, address, request_log, log_file, settings) -> None:
     """``lexir serve --backend ray``: one corpus on Ray Serve until interrupted (lexir.ray_serve)."""
     if workers > 1:
         raise CLIError("--backend ray runs --replicas front replicas under Ray Serve, not --workers (use "
@@ -189,13 +192,14 @@ def _serve_ray(corpora, systems, variants, learn, workers, data_dir, *, host, po
     corpus = (corpora or ["demo"])[0]
     try:
         deploy(corpus, data_dir=str(data_dir) if data_dir else None, systems=tuple(systems), shards=shards,
-               replicas=replicas, shard_replicas=shard_replicas, retries=retries, host=host, port=port,
+               replicas=replicas, shard_replicas=shard_replicas, ingress_replicas=ingress_replicas,
+               retries=retries, host=host, port=port,
                settings=settings, request_log=request_log, address=address,
                notify=lambda m: err.print(m, highlight=False))
     except (ServeMissing, ValueError) as exc:
         raise CLIError(str(exc)) from None
     err.print(f"lexir serving {corpus} on http://{host}:{port}/ (Ray Serve: {shards} shards x {shard_replicas} "
-              f"replicas, {replicas} front replicas; Ctrl-C stops)", highlight=False)
+              f"replicas, {replicas} front replicas, {ingress_replicas} ingress replica(s); Ctrl-C stops)", highlight=False)
     try:
         while True:
             time.sleep(3600)

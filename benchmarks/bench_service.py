@@ -6,8 +6,8 @@ and 32 concurrent clients, against the same searches made in-process; server mem
 With ``--batch N`` (default 32) each client level runs again with POSTs of N queries (one
 ``search_many`` each), and the same batches are timed in-process.
 
-For each corpus the script starts ``lexir serve CORPUS`` (BM25, in-flight bound above the
-largest client count, so every refusal would be an error) as a subprocess, then runs
+For each corpus the script starts ``lexir serve CORPUS --system bm25`` (BM25 only, in-flight bound
+above the largest client count, so every refusal would be an error) as a subprocess, then runs
 ``GET /v1/CORPUS/search?q=...&k=10`` from N client threads (stdlib ``http.client``, keep-alive,
 one connection each) for ``--seconds`` each, cycling through the queries. In-process figures
 time the same queries (a) on the retriever alone and (b) through the service's own search
@@ -213,6 +213,10 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=32,
                         help="also POST batches of this many queries (0: GET searches only; default %(default)s)")
     parser.add_argument("--workers", type=int, default=1, help="lexir serve --workers (default %(default)s)")
+    parser.add_argument("--system", action="append", default=[],
+                        help="lexir serve --system (repeatable; default bm25 alone: lexir serve's default, recommended "
+                             "beside bm25, would run recommended's dense encoding in the background while timed, "
+                             "when it is not cached)")
     parser.add_argument("--no-request-log", action="store_true",
                         help="serve without the JSON request log (default: the log on, into the server's log file)")
     args = parser.parse_args()
@@ -224,6 +228,7 @@ def main() -> None:
     report = {"seconds": args.seconds, "cpus": os.cpu_count(), "corpora": {}}
     for corpus in corpora:
         proc, port, log, startup = start_server(corpus, [
+            *[a for s in (args.system or ["bm25"]) for a in ("--system", s)],
             "--max-in-flight", str(max(levels) * 2), "--workers", str(args.workers),
             *(["--no-request-log"] if args.no_request_log else [])], "bench-service")
         try:

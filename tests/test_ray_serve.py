@@ -187,7 +187,11 @@ def _kill_under_load(served, single, shard: int, seconds: float = 8.0) -> dict:
                 out["answered"] += 1
                 out["wrong"] += {q: list(h.items()) for q, h in run.items()} != want
 
-    clients = [threading.Thread(target=client) for _ in range(4)]
+    return _clients_through_a_kill([threading.Thread(target=client) for _ in range(4)], victim, stop, out)
+
+
+def _clients_through_a_kill(clients, victim, stop: float, out: dict) -> dict:
+    """``clients`` started, ``victim`` killed once a call is in flight, the clients joined."""
     for c in clients:
         c.start()
     time.sleep(1.0)
@@ -197,15 +201,16 @@ def _kill_under_load(served, single, shard: int, seconds: float = 8.0) -> dict:
     return out
 
 
+def _counter(served, name: str) -> float:
+    """The counter ``name`` as one scrape of ``/metrics`` gives it (summed over its labels)."""
+    _, body = _get(f"{served['url']}/metrics")
+    return sum(float(line.rsplit(" ", 1)[1]) for line in body.decode().splitlines() if line.startswith(name))
+
+
 def _retries(served, scrapes: int = 12) -> set[float]:
     """The fronts' shard-retry counts: a scrape reaches one front replica (there are two), so
     several scrapes; a count that grew shows as one not seen before (counters never fall)."""
-    counts = set()
-    for _ in range(scrapes):
-        _, body = _get(f"{served['url']}/metrics")
-        counts.add(sum(float(line.rsplit(" ", 1)[1]) for line in body.decode().splitlines()
-                       if line.startswith("lexir_shard_retries_total")))
-    return counts
+    return {_counter(served, "lexir_shard_retries_total") for _ in range(scrapes)}
 
 
 def test_a_shard_replica_killed_under_load_loses_no_request(served, single):
@@ -272,20 +277,12 @@ def _http_under_front_kill(served, single, seconds: float = 8.0) -> dict:
                 out["answered"] += 1
                 out["wrong"] += [[h["id"] for h in r["hits"]] for r in results] != [want[t] for t in asked]
 
-    clients = [threading.Thread(target=client, args=(c,)) for c in range(4)]
-    for c in clients:
-        c.start()
-    time.sleep(1.0)
-    out["busy"] = _kill_while_busy(victim["pid"], stop - 2.0)
-    for c in clients:
-        c.join()
-    return out
+    return _clients_through_a_kill([threading.Thread(target=client, args=(c,)) for c in range(4)], victim, stop,
+                                   out)
 
 
 def _front_retries(served) -> float:
-    _, body = _get(f"{served['url']}/metrics")
-    return sum(float(line.rsplit(" ", 1)[1]) for line in body.decode().splitlines()
-               if line.startswith("lexir_front_retries_total"))
+    return _counter(served, "lexir_front_retries_total")
 
 
 def test_a_front_replica_killed_under_http_load_loses_no_request(served, single):

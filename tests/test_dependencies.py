@@ -20,6 +20,7 @@ PYPROJECT = ROOT.parent.parent / "pyproject.toml"
 # modules that belong to an extra, and say so with a clear error when it is missing
 EXTRA_OF = {
     "service/": "serve",
+    "ray_serve.py": "ray",
     "integrations/langchain.py": "langchain",
     "integrations/llamaindex.py": "llamaindex",
 }

@@ -203,25 +203,28 @@ _OPEN, _CLOSE = "\x02", "\x03"  # where <mark> and </mark> go, escaped with the 
 def snippet(text: str, terms: Iterable[str], analyze: Callable[[str], list[str]], width: int = 280) -> str:
     """The window of ``text`` (about ``width`` characters) with the most query terms, HTML-escaped,
     its whitespace collapsed, the matched words in ``<mark>``. A word matches when one of its index
-    terms is in ``terms``."""
+    terms is in ``terms``. The window is cut from the text with its whitespace already collapsed
+    (kept with the text's words), so ``width`` counts the characters shown."""
     words = _words(text, analyze)
+    text = words.text
     spans: list[tuple[int, int]] = []
     if terms:
-        # The query's terms looked up in the text's (not the text's terms in the query's): the
-        # query's are the same for every hit, the text's are read once
-        found = [at for at in map(words.by_term.get, terms) if at is not None]
-        if len(found) == 1:
-            spans = list(map(words.spans.__getitem__, found[0]))
-        elif found:  # a word with two matched terms is one match
-            spans = list(map(words.spans.__getitem__, sorted(set().union(*found))))
+        # The terms the text and the query share (a set intersection, in C, over the smaller side);
+        # a word with two matched terms is one match
+        common = words.by_term.keys() & terms
+        if len(common) == 1:
+            spans = list(map(words.spans.__getitem__, words.by_term[common.pop()]))
+        elif common:
+            by_term = words.by_term
+            spans = list(map(words.spans.__getitem__, sorted(set().union(*map(by_term.__getitem__, common)))))
     start = 0
     if spans and len(text) > width:
-        best, best_count, j, count = 0, 0, 0, len(spans)
-        for i, (s, _) in enumerate(spans):  # the window starting at a match that covers the most matches
-            while j < count and spans[j][1] <= s + width:
-                j += 1
-            if j - i > best_count:
-                best, best_count = i, j - i
+        # the window starting at a match that covers the most matches (the first such): the
+        # matches ending within ``width`` of each match's start, counted by bisection (ends grow)
+        ends = [e for _, e in spans]
+        right = bisect.bisect_right
+        covered = [right(ends, s + width) - i for i, (s, _) in enumerate(spans)]
+        best = covered.index(max(covered))
         start = max(0, spans[best][0] - width // 5)
         space = text.rfind(" ", 0, start + 1)
         start = space + 1 if space > 0 and start - space < 30 else start
@@ -241,39 +244,53 @@ def snippet(text: str, terms: Iterable[str], analyze: Callable[[str], list[str]]
         pos = e
     out.append(text[pos:end])
     if plain:
-        body = "".join(out)
-        body = body.strip() if words.spaced else " ".join(body.split())
+        body = "".join(out).strip()
     elif _OPEN in text or _CLOSE in text:  # the markers are the text's own: escape piece by piece
         tags = {1: "<mark>", 3: "</mark>"}
-        body = " ".join("".join(tags.get(i % 4) or html.escape(p) for i, p in enumerate(out)).split())
+        body = "".join(tags.get(i % 4) or html.escape(p) for i, p in enumerate(out)).strip()
     else:  # one escape for the whole window, then the markers become the tags
-        body = " ".join(html.escape("".join(out)).split()).replace(_OPEN, "<mark>").replace(_CLOSE, "</mark>")
+        body = html.escape("".join(out)).strip().replace(_OPEN, "<mark>").replace(_CLOSE, "</mark>")
     return ("… " if start > 0 else "") + body + (" …" if end < len(text) else "")
 
 
 @dataclass(slots=True, frozen=True)
 class _Words:
-    """What a snippet needs of a text, whatever the query: the (start, end) of each word, in
-    order; index term -> the positions (in ``spans``) of the words analysing to it; ``plain``: the
-    text has nothing HTML escapes (``&<>"'``); ``spaced``: its only whitespace is single spaces
-    (no newline, no run), so a window needs no collapsing."""
+    """What a snippet needs of a text, whatever the query: ``text``, the text with its whitespace
+    collapsed (each run one space, none at the ends: the text itself when it has no other); the
+    (start, end) of each word in it, in order; index term -> the positions (in ``spans``) of the
+    words analysing to it; ``plain``: the text has nothing HTML escapes (``&<>"'``)."""
 
+    text: str
     spans: tuple[tuple[int, int], ...]
     by_term: dict[str, tuple[int, ...]]
     plain: bool
-    spaced: bool
 
 
 _ESCAPED = frozenset("&<>\"'")
 
 
+def _cache(analyze) -> dict[str, Any]:
+    """What is kept for ``analyze``: ``texts`` (text hash -> (text, :class:`_Words`)) and ``forms``
+    (word -> its index terms)."""
+    try:
+        return _SPANS.setdefault(analyze, {"texts": OrderedDict(), "forms": {}})
+    except TypeError:  # not weak-referenceable: nothing kept
+        return {"texts": OrderedDict(), "forms": {}}
+
+
+def _forms(word: str, forms_of: dict[str, tuple[str, ...]], analyze) -> tuple[str, ...]:
+    forms = forms_of.get(word)
+    if forms is None:
+        forms = tuple(dict.fromkeys(analyze(word)))
+        if len(forms_of) < _MAX_FORMS:
+            forms_of[word] = forms
+    return forms
+
+
 def _words(text: str, analyze) -> _Words:
     """The :class:`_Words` of ``text``. Analysing every word is most of a snippet's cost, so they
     are kept for the most recent texts (and the index terms of every word seen)."""
-    try:
-        cache = _SPANS.setdefault(analyze, {"texts": OrderedDict(), "forms": {}})
-    except TypeError:  # not weak-referenceable: no cache
-        cache = {"texts": OrderedDict(), "forms": {}}
+    cache = _cache(analyze)
     texts, forms_of = cache["texts"], cache["forms"]
     key = hash(text)
     found = texts.get(key)
@@ -281,19 +298,15 @@ def _words(text: str, analyze) -> _Words:
         return found[1]
     by_term: dict[str, list[int]] = {}
     spans = []
-    for i, m in enumerate(_WORD.finditer(text)):
-        word = m.group()
-        forms = forms_of.get(word)
-        if forms is None:
-            forms = tuple(dict.fromkeys(analyze(word)))
-            if len(forms_of) < _MAX_FORMS:
-                forms_of[word] = forms
+    collapsed = " ".join(text.split())
+    if collapsed == text:
+        collapsed = text  # one string kept, not two equal ones
+    for i, m in enumerate(_WORD.finditer(collapsed)):
         spans.append(m.span())
-        for form in forms:
+        for form in _forms(m.group(), forms_of, analyze):
             by_term.setdefault(form, []).append(i)
-    words = _Words(tuple(spans), {t: tuple(at) for t, at in by_term.items()},
-                   _ESCAPED.isdisjoint(text) and _OPEN not in text and _CLOSE not in text,
-                   " ".join(text.split()) == text)
+    words = _Words(collapsed, tuple(spans), {t: tuple(at) for t, at in by_term.items()},
+                   _ESCAPED.isdisjoint(text) and _OPEN not in text and _CLOSE not in text)
     texts[key] = (text, words)
     while len(texts) > _MAX_TEXTS:
         try:

@@ -445,7 +445,7 @@ def run_set(name: str, args, classpath: str | None) -> dict:
                 peaks[engine] = max(peaks.get(engine, 0), row["vm_hwm_kib"] / 1024)
         print(f"[{name}] search round {r + 1}/{args.rounds} done ({load_note()})", flush=True)
     rows = []
-    for qname in qnames:
+    for qname in qnames if args.rounds else []:  # --rounds 0: builds only, no runs to judge
         qual = quality(folder, engines, qname, ks, info["qrels"].get(qname))
         n = info["queries"][qname]
         for k in ks:

@@ -48,31 +48,35 @@ def document_tokens(analyzer: Analyzer, title: str, text: str, title_weight: int
 def analysed(corpus: Corpus, analyzer: Analyzer, title_weight: int = 1,
              progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
     """What BM25 indexes of ``corpus``: every document's term ids (:func:`document_tokens`'s
-    terms), concatenated in corpus order, the documents' lengths, and the vocabulary (term ->
-    id, in order of first occurrence)."""
+    terms; int32), concatenated in corpus order, the documents' lengths (int64), and the
+    vocabulary (term -> id, in order of first occurrence)."""
     # Term ids in order of first occurrence; the defaultdict hands out the next id to a new
     # term, so mapping a document's tokens to ids is one C-level map() instead of a Python loop.
-    # The ids of all documents go into one flat array (what the score matrix is built from).
+    # The ids of all documents go into one flat int32 array (what the score matrix is built
+    # from), so no document's token list outlives its document.
     vocab: defaultdict[str, int] = defaultdict(count().__next__)
     term_id = vocab.__getitem__
     weight = title_weight
-    term_ids, lengths = array("q"), array("q")
+    term_ids, lengths = array("i"), array("q")
     add_ids, add_length = term_ids.extend, lengths.append
-    # What document_tokens() does, with each distinct title analysed once: when documents
-    # are paragraphs, many share their article's heading.
-    titles: dict[str, list[str]] = {}
+    # What document_tokens() does, with each distinct title analysed once (and kept as its
+    # term ids): when documents are paragraphs, many share their article's heading. A title's
+    # terms take their ids before its document's text's, as in document_tokens()'s order.
+    titles: dict[str, array] = {}
     for doc in corpus:
         tokens = analyzer(doc.text)
         if doc.title and weight > 0:
             head = titles.get(doc.title)
             if head is None:
-                head = titles[doc.title] = analyzer(doc.title) * weight
-            tokens = head + tokens
+                head = titles[doc.title] = array("i", map(term_id, analyzer(doc.title))) * weight
+            add_ids(head)
+            add_length(len(head) + len(tokens))
+        else:
+            add_length(len(tokens))
         add_ids(map(term_id, tokens))
-        add_length(len(tokens))
         if progress:
             progress(1)
-    return np.frombuffer(term_ids, dtype=np.int64), np.frombuffer(lengths, dtype=np.int64), dict(vocab)
+    return np.frombuffer(term_ids, dtype=np.int32), np.frombuffer(lengths, dtype=np.int64), dict(vocab)
 
 
 class BM25Retriever(Retriever):

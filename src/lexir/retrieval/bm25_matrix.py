@@ -60,6 +60,64 @@ def tfc(method: str, tf, l_d, l_avg, k1: float, b: float, delta: float = DELTA):
     raise ValueError(f"unknown BM25 method {method!r}; valid: {', '.join(METHODS)}")
 
 
+_CHUNK = 1 << 18  # postings scored per step of ScoreMatrix.build (its temporaries: some MiB)
+
+
+def _postings_source(term_ids, lengths, n_terms, fill):  # pragma: no cover - compiled by numba
+    """The document frequency of each term of documents given as :meth:`ScoreMatrix.build`
+    takes them, and with ``fill`` their postings: the columns' starts (``indptr``), then per
+    posting, term-major and documents ascending within a term, its document (int32) and the
+    term's count in it (int32, in a float32 array's memory, which the scores then take over).
+    Two passes over the term ids; a term's last document marks its repeats."""
+    n_docs = len(lengths)
+    last = np.full(n_terms, -1, dtype=np.int64)
+    df = np.zeros(n_terms, dtype=np.int64)
+    p = 0
+    for d in range(n_docs):
+        for _ in range(lengths[d]):
+            t = term_ids[p]
+            p += 1
+            if last[t] != d:
+                last[t] = d
+                df[t] += 1
+    indptr = np.zeros(n_terms + 1, dtype=np.int64)
+    total = 0
+    for t in range(n_terms):
+        total += df[t]
+        indptr[t + 1] = total
+    docs = np.empty(total if fill else 0, dtype=np.int32)
+    data = np.empty(total if fill else 0, dtype=np.float32)
+    if not fill:
+        return df, indptr, docs, data
+    counts = data.view(np.int32)
+    slot = indptr[:-1].copy()  # the posting being filled for each term
+    last[:] = -1
+    p = 0
+    for d in range(n_docs):
+        for _ in range(lengths[d]):
+            t = term_ids[p]
+            p += 1
+            if last[t] != d:
+                last[t] = d
+                s = slot[t]
+                docs[s] = d
+                counts[s] = 1
+                slot[t] = s + 1
+            else:
+                counts[slot[t] - 1] += 1
+    return df, indptr, docs, data
+
+
+def _postings(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int, fill: bool = True):
+    """:func:`_postings_source`, compiled (numba; kept in its on-disk cache)."""
+    if int(lengths.sum()) != len(term_ids):
+        raise ValueError(f"{len(term_ids)} term ids for documents of {int(lengths.sum())} terms in all")
+    if len(term_ids) and not 0 <= term_ids.min() <= term_ids.max() < n_terms:
+        raise ValueError(f"term ids must lie in [0, {n_terms})")
+    kernel = bm25_kernel._compiled(_postings_source)
+    return kernel(np.ascontiguousarray(term_ids), np.ascontiguousarray(lengths), int(n_terms), bool(fill))
+
+
 class CollectionStats:
     """What BM25 needs to know of a whole collection beyond one document: how many documents it
     has, their total length and each term's document frequency (``df[term id]``). A shard's
@@ -75,9 +133,8 @@ class CollectionStats:
     @classmethod
     def of(cls, term_ids: np.ndarray, lengths: np.ndarray, n_terms: int) -> CollectionStats:
         """The statistics of documents given as :meth:`ScoreMatrix.build` takes them."""
+        df = _postings(term_ids, lengths, n_terms, fill=False)[0]
         n_docs = len(lengths)
-        keys = np.unique(term_ids * max(n_docs, 1) + np.repeat(np.arange(n_docs, dtype=np.int64), lengths))
-        df = np.bincount(keys // max(n_docs, 1), minlength=n_terms)
         return cls(n_docs, int(lengths.sum()), df)
 
     def __add__(self, other: CollectionStats) -> CollectionStats:
@@ -115,10 +172,12 @@ class ScoreMatrix:
     def build(cls, term_ids: np.ndarray, lengths: np.ndarray, n_terms: int, k1: float, b: float,
               method: str, stats: CollectionStats | None = None) -> ScoreMatrix:
         """The matrix of documents given as the concatenation of their term ids (each in
-        ``range(n_terms)``) and their lengths: bm25s's ``BM25.index``, with whole-array steps.
+        ``range(n_terms)``) and their lengths: bm25s's ``BM25.index``, bit for bit.
 
-        Its per-document arithmetic (float32 counts, float64 length normalisation, float32
-        result) is elementwise, so computing it for all documents at once gives its values.
+        The postings are counted in two passes over the term ids (:func:`_postings_source`);
+        bm25s's arithmetic (float32 counts, float64 length normalisation, float32 result) is
+        elementwise, so computing it over a run of columns at a time gives its values, with
+        temporaries of a run's size instead of the whole matrix's.
 
         ``stats``: the statistics of a larger collection these documents are a part of (a shard,
         :mod:`lexir.retrieval.bm25_shards`): idf from its document frequencies and document
@@ -127,27 +186,12 @@ class ScoreMatrix:
         if method not in METHODS:
             raise ValueError(f"unknown BM25 method {method!r}; valid: {', '.join(METHODS)}")
         n_docs = len(lengths)
-        if len(term_ids) and not 0 <= term_ids.min() <= term_ids.max() < n_terms:
-            raise ValueError(f"term ids must lie in [0, {n_terms})")
         if stats is not None and len(stats.df) != n_terms:
             raise ValueError(f"collection statistics of {len(stats.df)} terms for a matrix of {n_terms}")
-        # One entry per (term, document) pair, term-major: the order of a CSC matrix. (np.unique
-        # with counts, done in place to keep fewer copies of the largest array alive.)
-        keys = term_ids * max(n_docs, 1)
-        keys += np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-        keys.sort()
-        first = np.empty(len(keys), dtype=bool)
-        first[:1] = True
-        np.not_equal(keys[1:], keys[:-1], out=first[1:])
-        starts = np.flatnonzero(first)
-        del first
-        tf = np.diff(starts, append=len(keys)).astype(DTYPE)
-        keys = keys[starts]
-        del starts
-        terms, docs = np.divmod(keys, max(n_docs, 1))
-        del keys
-        terms, docs = terms.astype(np.int32), docs.astype(INT_DTYPE)
-        df = np.bincount(terms, minlength=n_terms)
+        # The postings, term-major (a CSC matrix's order), documents ascending within a term; the
+        # term frequencies are counted into ``data``'s own memory (as int32) and replaced by the
+        # scores below, chunk by chunk: no array of all (term, document) pairs is ever made.
+        df, indptr, docs, data = _postings(term_ids, lengths, n_terms)
         avg_doc_len = lengths.mean() if n_docs else np.float64(0)  # a float64 scalar, as bm25s's
         # idf and the average length: these documents', or the whole collection's (a shard)
         idf_df, idf_docs = (df, n_docs) if stats is None else (stats.df, stats.n_docs)
@@ -157,18 +201,31 @@ class ScoreMatrix:
         distinct, which = np.unique(idf_df, return_inverse=True)
         idfs = [idf(method, d, idf_docs) if d else 0.0 for d in distinct.tolist()]
         term_idf = np.array(idfs, dtype=np.float64)[which].astype(DTYPE)
-        scores = term_idf[terms] * tfc(method, tf, lengths[docs], avg_doc_len, k1, b)
         nonoccurrence = None
         if method in ABSENCE_SCORED:
             absent = tfc(method, 0, avg_doc_len, avg_doc_len, k1, b)
             nonoccurrence = np.zeros(n_terms, dtype=DTYPE)
             for term in np.flatnonzero(idf_df).tolist():
                 nonoccurrence[term] = idfs[which[term]] * absent
-            scores -= nonoccurrence[terms]
-        indptr = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(df, out=indptr[1:])
+        # The scores, a run of whole columns at a time: bm25s's whole-array arithmetic on each
+        # run (elementwise, so the same values as over all postings at once): float32 counts,
+        # float64 length normalisation and idf product, float32 result.
+        counts = data.view(np.int32)
+        first = 0
+        while first < n_terms:
+            last = int(np.searchsorted(indptr, indptr[first] + _CHUNK, side="right")) - 1
+            last = min(max(last, first + 1), n_terms)
+            start, end = int(indptr[first]), int(indptr[last])
+            if end > start:
+                terms = np.repeat(np.arange(first, last, dtype=np.int64), df[first:last])
+                tf = counts[start:end].astype(DTYPE)
+                scores = term_idf[terms] * tfc(method, tf, lengths[docs[start:end]], avg_doc_len, k1, b)
+                if nonoccurrence is not None:
+                    scores -= nonoccurrence[terms]
+                data[start:end] = scores  # float64 -> float32, as astype(DTYPE)
+            first = last
         params = {"k1": k1, "b": b, "delta": DELTA, "method": method, "idf_method": method}
-        return cls(scores.astype(DTYPE), docs, indptr, n_docs, nonoccurrence, params)
+        return cls(data, docs, indptr, n_docs, nonoccurrence, params)
 
     # -- scoring ----------------------------------------------------------------------------
 

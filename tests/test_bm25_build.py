@@ -1,0 +1,128 @@
+"""The BM25 build's memory-saving steps give what the plain whole-array build gives, bit for bit:
+the analysis's flat int32 term ids and vocabulary (titles' ids cached), and the score matrix
+counted in two passes and scored a run of columns at a time (``_CHUNK``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lexir.analysis import Analyzer
+from lexir.retrieval import bm25_matrix
+from lexir.retrieval.bm25 import BM25Retriever, analysed, document_tokens
+from lexir.retrieval.bm25_matrix import ABSENCE_SCORED, METHODS, CollectionStats, ScoreMatrix, idf, tfc
+
+
+def _reference(term_ids, lengths, n_terms, k1, b, method, stats=None):
+    """The score matrix as lexir built it before (one sort of every (term, document) pair, every
+    posting scored in one array expression): data, indices, indptr, nonoccurrence."""
+    n_docs = len(lengths)
+    keys = np.asarray(term_ids, dtype=np.int64) * max(n_docs, 1) + np.repeat(np.arange(n_docs, dtype=np.int64),
+                                                                             lengths)
+    keys, tf = np.unique(keys, return_counts=True)
+    terms, docs = np.divmod(keys, max(n_docs, 1))
+    df = np.bincount(terms, minlength=n_terms)
+    avg = lengths.mean() if stats is None else stats.avg_length()
+    idf_df, idf_docs = (df, n_docs) if stats is None else (stats.df, stats.n_docs)
+    distinct, which = np.unique(idf_df, return_inverse=True)
+    idfs = [idf(method, d, idf_docs) if d else 0.0 for d in distinct.tolist()]
+    term_idf = np.array(idfs, dtype=np.float64)[which].astype(np.float32)
+    scores = term_idf[terms] * tfc(method, tf.astype(np.float32), lengths[docs], avg, k1, b)
+    absent = None
+    if method in ABSENCE_SCORED:
+        per = tfc(method, 0, avg, avg, k1, b)
+        absent = np.array([idfs[which[t]] * per if idf_df[t] else 0.0 for t in range(n_terms)], dtype=np.float32)
+        scores -= absent[terms]
+    indptr = np.zeros(n_terms + 1, dtype=np.int64)
+    np.cumsum(df, out=indptr[1:])
+    return scores.astype(np.float32), docs.astype(np.int32), indptr, absent
+
+
+def _same(matrix: ScoreMatrix, reference) -> None:
+    data, indices, indptr, absent = reference
+    for got, want in ((matrix.data, data), (matrix.indices, indices), (matrix.indptr, indptr)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+    if absent is None:
+        assert matrix.nonoccurrence is None
+    else:
+        assert matrix.nonoccurrence.tobytes() == absent.tobytes()
+
+
+@pytest.fixture(scope="module")
+def demo_ids(demo_bench):
+    ids, lengths, vocab = analysed(demo_bench.corpus, Analyzer.create("pl", "stem"), title_weight=2)
+    vocab.setdefault("", len(vocab))
+    return ids, lengths, vocab
+
+
+def test_analysed_is_document_tokens_in_first_occurrence_order(demo_bench):
+    """The flat term ids and the vocabulary are those of document_tokens() with ids handed out
+    in order of first occurrence (a title's terms before its text's)."""
+    analyzer = Analyzer.create("pl", "stem")
+    ids, lengths, vocab = analysed(demo_bench.corpus, analyzer, title_weight=2)
+    assert ids.dtype == np.int32 and lengths.dtype == np.int64
+    want_vocab: dict[str, int] = {}
+    want_ids, want_lengths = [], []
+    for doc in demo_bench.corpus:
+        tokens = document_tokens(analyzer, doc.title, doc.text, 2)
+        want_ids += [want_vocab.setdefault(t, len(want_vocab)) for t in tokens]
+        want_lengths.append(len(tokens))
+    assert list(vocab.items()) == list(want_vocab.items())
+    assert ids.tolist() == want_ids and lengths.tolist() == want_lengths
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("chunk", [1, 97, 1 << 20])
+def test_build_equals_whole_array_build(demo_ids, monkeypatch, method, chunk):
+    """Scored in runs of columns of any size (one column at a time, some, all), the matrix is
+    the one-sort whole-array build's, bit for bit, for every BM25 variant."""
+    ids, lengths, vocab = demo_ids
+    monkeypatch.setattr(bm25_matrix, "_CHUNK", chunk)
+    matrix = ScoreMatrix.build(ids, lengths, len(vocab), 1.2, 0.75, method)
+    _same(matrix, _reference(ids, lengths, len(vocab), 1.2, 0.75, method))
+    # int64 term ids (index_ids, the shards' pieces) give the same matrix
+    _same(ScoreMatrix.build(ids.astype(np.int64), lengths, len(vocab), 1.2, 0.75, method),
+          _reference(ids, lengths, len(vocab), 1.2, 0.75, method))
+
+
+@pytest.mark.parametrize("method", ["lucene", "bm25+"])
+def test_shard_build_with_collection_stats(demo_ids, monkeypatch, method):
+    """A part of the documents scored with the whole collection's statistics (a shard)."""
+    ids, lengths, vocab = demo_ids
+    monkeypatch.setattr(bm25_matrix, "_CHUNK", 50)
+    half = len(lengths) // 2
+    cut = int(lengths[:half].sum())
+    stats = CollectionStats.of(ids, lengths, len(vocab))
+    keys = np.unique(ids.astype(np.int64) * len(lengths) + np.repeat(np.arange(len(lengths)), lengths))
+    assert stats.df.tolist() == np.bincount(keys // len(lengths), minlength=len(vocab)).tolist()
+    assert (stats.n_docs, stats.total_length) == (len(lengths), int(lengths.sum()))
+    matrix = ScoreMatrix.build(ids[cut:], lengths[half:], len(vocab), 1.2, 0.75, method, stats=stats)
+    _same(matrix, _reference(ids[cut:], lengths[half:], len(vocab), 1.2, 0.75, method, stats))
+
+
+def test_build_edge_cases():
+    """No documents, empty documents, and input the build refuses."""
+    empty = ScoreMatrix.build(np.zeros(0, np.int32), np.zeros(0, np.int64), 1, 1.2, 0.75, "lucene")
+    assert empty.indptr.tolist() == [0, 0] and len(empty.data) == 0 and empty.num_docs == 0
+    blank = ScoreMatrix.build(np.array([1, 1, 0], np.int32), np.array([0, 3, 0], np.int64), 3, 1.2, 0.75, "lucene")
+    _same(blank, _reference(np.array([1, 1, 0]), np.array([0, 3, 0]), 3, 1.2, 0.75, "lucene"))
+    assert blank.indices.tolist() == [1, 1] and blank.indptr.tolist() == [0, 1, 2, 2]
+    with pytest.raises(ValueError, match="must lie in"):
+        ScoreMatrix.build(np.array([0, 3], np.int32), np.array([2], np.int64), 3, 1.2, 0.75, "lucene")
+    with pytest.raises(ValueError, match="must lie in"):
+        ScoreMatrix.build(np.array([-1, 0], np.int32), np.array([2], np.int64), 3, 1.2, 0.75, "lucene")
+    with pytest.raises(ValueError, match="term ids for documents"):
+        ScoreMatrix.build(np.array([0, 1], np.int32), np.array([3], np.int64), 3, 1.2, 0.75, "lucene")
+
+
+def test_index_ids_equals_index(demo_bench):
+    """Documents given as id lists (tuning) index as the corpus does."""
+    retriever = BM25Retriever(Analyzer.create("pl", "stem")).index(demo_bench.corpus)
+    ids, lengths, vocab = analysed(demo_bench.corpus, retriever.analyzer)
+    ends = np.cumsum(lengths).tolist()
+    per_doc = [ids[a:b].tolist() for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+    other = BM25Retriever(retriever.analyzer).index_ids(per_doc, vocab, demo_bench.corpus.ids, "x")
+    assert other.vocab == retriever.vocab
+    for key in ("data", "indices", "indptr"):
+        assert getattr(other.matrix, key).tobytes() == getattr(retriever.matrix, key).tobytes()

@@ -667,7 +667,7 @@ class InnerFold(NamedTuple):
     def linear(self, w: Weights) -> np.ndarray:
         return combine(self.base, self.joint, self.field, self.votes[w.k], self.prior, w, self.dense, self.expansion)
 
-    def compact(self) -> "InnerFold":
+    def compact(self) -> InnerFold:
         """The fold over each row's candidates only: the documents some evidence of that question
         scores (a matrix, the prior) or its judgements grade, padded with zeros to the longest row.
         A document no evidence scores is not retrieved (:func:`ndcg_at`, :func:`recall_at` and

@@ -257,7 +257,7 @@ class ScoreMatrix:
             return np.zeros(self.num_docs, dtype=np.float64)
         spans = [(self.indptr[term], self.indptr[term + 1]) for term in weights]
         docs = np.concatenate([self.indices[a:b] for a, b in spans])
-        scores = np.concatenate([w * self.data[a:b].astype(np.float64) for w, (a, b) in zip(weights.values(), spans)])
+        scores = np.concatenate([w * self.data[a:b].astype(np.float64) for w, (a, b) in zip(weights.values(), spans, strict=True)])
         # one pass over the postings in term order: each document's sum in the same order as a loop
         return np.bincount(docs, weights=scores, minlength=self.num_docs)
 

@@ -10,8 +10,10 @@ them takes tens of seconds on two busy cores).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import signal
 import socket
 import sys
 import threading
@@ -39,6 +41,121 @@ def test_backend_ray_without_serve_says_how_to_install(monkeypatch):
     assert result.exit_code == 2 and "pip install 'lexir[ray]'" in result.output
     result = CliRunner().invoke(app, ["serve", "--backend", "ray", "--workers", "2", CORPUS])
     assert result.exit_code == 2 and "--replicas" in result.output
+
+
+class _FakeCall:
+    """What a handle's ``.remote()`` gives: awaitable, cancellable (the ingress cancels an attempt it abandons)."""
+
+    def __init__(self, behaviour):
+        self.behaviour, self.cancelled = behaviour, False
+
+    def __await__(self):
+        return self.behaviour().__await__()
+
+    def cancel(self):
+        self.cancelled = True
+
+
+class _FakeFront:
+    """A front handle whose replicas behave as told, one behaviour per attempt: "hang" (never
+    answers), "die" (the replica is gone), else an answer (status, headers, body)."""
+
+    def __init__(self, *behaviours):
+        self.behaviours, self.calls, self.wires = list(behaviours), [], []
+        self.http = self
+
+    def remote(self, wire):
+        import ray.exceptions
+
+        self.wires.append(wire)
+        what = self.behaviours.pop(0) if len(self.behaviours) > 1 else self.behaviours[0]
+
+        async def behave():
+            if what == "hang":
+                await asyncio.Event().wait()
+            if what == "die":
+                raise ray.exceptions.ActorUnavailableError("gone", None)
+            return what
+
+        call = _FakeCall(behave)
+        self.calls.append(call)
+        return call
+
+
+def _through_ingress(front, method="GET", path="/v1/pl-codes/search", headers=(), timeout_s=0.2, retries=2):
+    """One request through :class:`Ingress` (over ``front``), as Serve's proxy hands it over: its response."""
+    pytest.importorskip("ray.serve")
+    from starlette.requests import Request
+
+    from lexir.ray_serve import Ingress
+
+    ingress = Ingress(front)
+    ingress.reconfigure({"retries": retries, "front_timeout_s": timeout_s})
+    scope = {"type": "http", "method": method, "path": path, "query_string": b"q=kara", "headers": list(headers),
+             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 8000), "scheme": "http", "http_version": "1.1"}
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    return asyncio.run(ingress(Request(scope, receive)))
+
+
+ANSWER = (200, [(b"content-type", b"application/json"), (b"x-request-id", b"from-the-front")], b"{}")
+
+
+def _ingress_counts() -> tuple[float, float, float]:
+    from lexir.ray_serve import FRONT_RETRIES, FRONT_TIMEOUTS
+
+    return (FRONT_TIMEOUTS._value.get(), FRONT_RETRIES.labels("timeout")._value.get(),
+            FRONT_RETRIES.labels("died")._value.get())
+
+
+def test_ingress_abandons_a_hung_front_and_resends_then_answers_504(capfd):
+    """An attempt that does not answer within front_timeout_s is abandoned (cancelled) and the
+    request resent: answered by the next front; every attempt hung: 504 front_timeout; never
+    resent: POST /judgements (504 after one attempt). Counted and logged."""
+    pytest.importorskip("ray.serve")
+    before = _ingress_counts()
+    front = _FakeFront("hang", ANSWER)
+    response = _through_ingress(front)
+    assert response.status_code == 200 and front.calls[0].cancelled and len(front.calls) == 2
+    assert len({w["request_id"] for w in front.wires}) == 1  # one id over the attempts
+    after = _ingress_counts()
+    assert (after[0] - before[0], after[1] - before[1], after[2] - before[2]) == (1, 1, 0)
+    logged = [json.loads(line) for line in capfd.readouterr().err.splitlines() if line.startswith("{")]
+    assert [e["event"] for e in logged] == ["front_timeout", "front_retry"], logged
+    assert logged[0]["resent"] and logged[1]["reason"] == "timeout"
+
+    front = _FakeFront("hang")
+    response = _through_ingress(front, retries=2)
+    error = json.loads(response.body)["error"]
+    assert response.status_code == 504 and error["code"] == "front_timeout" and len(front.calls) == 3
+    assert all(c.cancelled for c in front.calls) and "within 0.2 s, 3 attempt(s)" in error["message"]
+
+    front = _FakeFront("hang", ANSWER)
+    response = _through_ingress(front, method="POST", path="/judgements")
+    assert response.status_code == 504 and len(front.calls) == 1
+    assert "not sent twice" in json.loads(response.body)["error"]["message"]
+
+    front = _FakeFront("die", ANSWER)  # a front that dies is still resent at once, counted as died
+    before = _ingress_counts()
+    assert _through_ingress(front).status_code == 200 and len(front.calls) == 2
+    assert _ingress_counts()[2] - before[2] == 1
+    front = _FakeFront("die")
+    response = _through_ingress(front, retries=0)
+    assert response.status_code == 503 and json.loads(response.body)["error"]["code"] == "front_unavailable"
+
+
+def test_ingress_front_timeout_zero_waits_without_limit():
+    pytest.importorskip("ray.serve")
+
+    async def slow():
+        await asyncio.sleep(0.3)
+        return ANSWER
+
+    front = _FakeFront(ANSWER)
+    front.remote = lambda wire: _FakeCall(slow)
+    assert _through_ingress(front, timeout_s=0).status_code == 200
 
 
 def _free_port() -> int:
@@ -140,20 +257,18 @@ def _cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def _kill_while_busy(pid: int, deadline: float) -> bool:
-    """SIGKILL ``pid`` the moment it is seen computing (its CPU time grows between two looks 5 ms
-    apart): a shard call is then most likely in the middle of being answered."""
-    import signal
-
+def _kill_while_busy(pid: int, deadline: float, sig: int = signal.SIGKILL) -> bool:
+    """SIGKILL (or ``sig``) ``pid`` the moment it is seen computing (its CPU time grows between two
+    looks 5 ms apart): a shard call is then most likely in the middle of being answered."""
     last = _cpu_ticks(pid)
     while time.monotonic() < deadline:
         time.sleep(0.005)
         now = _cpu_ticks(pid)
         if now > last:
-            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, sig)
             return True
         last = now
-    os.kill(pid, signal.SIGKILL)
+    os.kill(pid, sig)
     return False
 
 
@@ -190,14 +305,20 @@ def _kill_under_load(served, single, shard: int, seconds: float = 8.0) -> dict:
     return _clients_through_a_kill([threading.Thread(target=client) for _ in range(4)], victim, stop, out)
 
 
-def _clients_through_a_kill(clients, victim, stop: float, out: dict) -> dict:
-    """``clients`` started, ``victim`` killed once a call is in flight, the clients joined."""
+def _clients_through_a_kill(clients, victim, stop: float, out: dict, hang: bool = False) -> dict:
+    """``clients`` started, ``victim`` killed once a call is in flight, the clients joined. With
+    ``hang``, ``victim`` is stopped (SIGSTOP: alive, its connections open, answering nothing)
+    instead, and let go on (SIGCONT) once the clients are joined."""
     for c in clients:
         c.start()
     time.sleep(1.0)
-    out["busy"] = _kill_while_busy(victim["pid"], stop - 2.0)
-    for c in clients:
-        c.join()
+    try:
+        out["busy"] = _kill_while_busy(victim["pid"], stop - 2.0, signal.SIGSTOP if hang else signal.SIGKILL)
+        for c in clients:
+            c.join()
+    finally:
+        if hang:
+            os.kill(victim["pid"], signal.SIGCONT)
     return out
 
 
@@ -238,11 +359,12 @@ def _ask(url: str, data: bytes | None = None) -> tuple[int, bytes]:
         return 0, repr(exc).encode()
 
 
-def _http_under_front_kill(served, single, seconds: float = 8.0) -> dict:
+def _http_under_front_kill(served, single, seconds: float = 8.0, hang: bool = False) -> dict:
     """Four HTTP clients on loopback (through Serve's proxy and the ingress) ask long questions
     for ``seconds``, by GET one at a time and by POST five at a time, while a front replica is
-    SIGKILLed the moment it is seen computing: the requests answered, those failed (status and
-    body), those answered wrongly (not one index's hits), the replica killed."""
+    SIGKILLed (``hang``: SIGSTOPped until the clients are done) the moment it is seen computing:
+    the requests answered, those failed (status and body), those answered wrongly (not one
+    index's hits), the replica killed."""
     from lexir import ray_serve
 
     fronts, waited = ray_serve.replicas_of(ray_serve.FRONT), time.monotonic() + 180
@@ -278,7 +400,7 @@ def _http_under_front_kill(served, single, seconds: float = 8.0) -> dict:
                 out["wrong"] += [[h["id"] for h in r["hits"]] for r in results] != [want[t] for t in asked]
 
     return _clients_through_a_kill([threading.Thread(target=client, args=(c,)) for c in range(4)], victim, stop,
-                                   out)
+                                   out, hang)
 
 
 def _front_retries(served) -> float:
@@ -297,6 +419,26 @@ def test_a_front_replica_killed_under_http_load_loses_no_request(served, single)
         if _front_retries(served) > before:
             break
     assert _front_retries(served) > before, rounds  # else no kill hit a request in flight: this proved nothing
+
+
+def test_a_hung_front_replica_is_timed_out_and_loses_no_request(served, single):
+    """A front replica that stops answering without dying (SIGSTOP while it answers HTTP requests):
+    the ingress abandons each attempt on it after front_timeout_s (3 s here) and hands the request
+    to the other front (its timeout counter grows), and every request is answered 200 with one
+    index's hits. Deployed again with front_timeout_s=3 (Serve's user_config)."""
+    from lexir import ray_serve
+
+    ray_serve.deploy(CORPUS, shards=2, replicas=FRONTS, shard_replicas=2, retries=3, front_timeout_s=3,
+                     port=served["port"])
+    before, rounds = _counter(served, "lexir_front_timeouts_total"), []
+    for _ in range(3):
+        out = _http_under_front_kill(served, single, hang=True)
+        rounds.append(out)
+        assert out["answered"] > 3 and out["failed"] == [] and out["wrong"] == 0, out
+        if _counter(served, "lexir_front_timeouts_total") > before:
+            break
+    assert _counter(served, "lexir_front_timeouts_total") > before, rounds  # else no request was held: proved nothing
+    assert _counter(served, 'lexir_front_retries_total{reason="timeout"}') > 0
 
 
 def test_without_retries_the_same_kill_fails_requests(served, single):

@@ -119,6 +119,7 @@ def test_ingress_abandons_a_hung_front_and_resends_then_answers_504(capfd):
     front = _FakeFront("hang", ANSWER)
     response = _through_ingress(front)
     assert response.status_code == 200 and front.calls[0].cancelled and len(front.calls) == 2
+    assert [k for k, _ in response.raw_headers].count(b"x-request-id") == 0  # Serve's proxy adds the one the client sees
     assert len({w["request_id"] for w in front.wires}) == 1  # one id over the attempts
     after = _ingress_counts()
     assert (after[0] - before[0], after[1] - before[1], after[2] - before[2]) == (1, 1, 0)
@@ -131,6 +132,7 @@ def test_ingress_abandons_a_hung_front_and_resends_then_answers_504(capfd):
     error = json.loads(response.body)["error"]
     assert response.status_code == 504 and error["code"] == "front_timeout" and len(front.calls) == 3
     assert all(c.cancelled for c in front.calls) and "within 0.2 s, 3 attempt(s)" in error["message"]
+    assert b"x-request-id" not in [k for k, _ in response.raw_headers]
 
     front = _FakeFront("hang", ANSWER)
     response = _through_ingress(front, method="POST", path="/judgements")
@@ -156,6 +158,23 @@ def test_ingress_front_timeout_zero_waits_without_limit():
     front = _FakeFront(ANSWER)
     front.remote = lambda wire: _FakeCall(slow)
     assert _through_ingress(front, timeout_s=0).status_code == 200
+
+
+def test_ingress_gives_the_front_one_sane_request_id(capfd):
+    """The front is given the incoming X-Request-ID when its log keeps it (sane), else a new one in
+    its place (and the ingress logs which one it replaced); the front's echo is dropped."""
+    pytest.importorskip("ray.serve")
+    front = _FakeFront(ANSWER)
+    _through_ingress(front, headers=[(b"x-request-id", b"abc-1")])
+    assert [v for k, v in front.wires[0]["headers"] if k == b"x-request-id"] == [b"abc-1"]
+    assert front.wires[0]["request_id"] == "abc-1" and front.wires[0]["client_request_id"] is None
+    capfd.readouterr()
+    _through_ingress(front, headers=[(b"x-request-id", b"not sane!"), (b"x-request-id", b"x")])
+    given = [v for k, v in front.wires[1]["headers"] if k == b"x-request-id"]
+    assert len(given) == 1 and given[0].decode() == front.wires[1]["request_id"] != "not sane!"
+    logged = [json.loads(line) for line in capfd.readouterr().err.splitlines() if line.startswith("{")]
+    assert logged == [{**logged[0], "event": "request_id_replaced", "request_id": given[0].decode(),
+                       "client_request_id": "not sane!"}]
 
 
 def _free_port() -> int:
@@ -218,22 +237,54 @@ def test_sharded_http_and_handle_runs_are_one_index_runs(served, single):
     assert len(want["1"]) == 100  # "uchylony": hundreds of equal scores, the cut and order exact
 
 
-def test_metrics_and_request_log_work_in_a_replica(served):
+def _request_ids(served, headers: dict) -> list[str]:
+    """The ``X-Request-ID`` headers of the answer to a search sent with ``headers`` (every one: a
+    header sent twice shows twice)."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", served["port"], timeout=30)
+    try:
+        connection.request("GET", f"/v1/{CORPUS}/search?q=kara", headers=headers)
+        response = connection.getresponse()
+        response.read()
+        assert response.status == 200
+        return [v for k, v in response.getheaders() if k.lower() == "x-request-id"]
+    finally:
+        connection.close()
+
+
+def _logged(request_id: str, seconds: float = 30) -> list[dict]:
+    """The JSON log lines of the replicas (their stderr, in the Ray session's log folder) that
+    carry ``request_id``, waited for up to ``seconds``."""
     import glob
 
     import ray
 
-    request = urllib.request.Request(f"{served['url']}/v1/{CORPUS}/search?q=kara", headers={"X-Request-ID": "rs-log-1"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        assert response.status == 200 and response.headers["X-Request-ID"] == "rs-log-1"
-    # the front replica's JSON request log: its stderr, in the Ray session's log folder
     logs = ray._private.worker._global_node.get_session_dir_path() + "/logs/worker-*.err"
-    deadline, lines = time.monotonic() + 30, []
+    deadline, lines = time.monotonic() + seconds, []
     while not lines and time.monotonic() < deadline:
         time.sleep(0.5)
         lines = [json.loads(line) for path in glob.glob(logs) for line in open(path, encoding="utf-8", errors="replace")
-                 if line.startswith("{") and '"rs-log-1"' in line]
+                 if line.startswith("{") and json.dumps(request_id) in line]
+    return lines
+
+
+def test_metrics_and_request_log_work_in_a_replica(served):
+    # the client sees one X-Request-ID (Serve's proxy sets it; the ingress drops the front's
+    # copy): its own when sane, else Serve's (a UUID), and the front's request log has that id
+    assert _request_ids(served, {"X-Request-ID": "rs-log-1"}) == ["rs-log-1"]
+    lines = _logged("rs-log-1")
     assert lines and lines[0]["route"] == "/v1/{corpus}/search" and lines[0]["status"] == 200, lines
+    (given,) = _request_ids(served, {})
+    lines = [line for line in _logged(given) if line.get("route")]
+    assert len(lines) == 1 and lines[0]["request_id"] == given and lines[0]["status"] == 200, lines
+    # an id the request log would not keep: the client's is echoed (by Serve's proxy), the front is
+    # given a new one, and the ingress logs which replaced which
+    assert _request_ids(served, {"X-Request-ID": "not a sane id"}) == ["not a sane id"]
+    (replaced,) = _logged("not a sane id")
+    assert replaced["event"] == "request_id_replaced", replaced
+    lines = [line for line in _logged(replaced["request_id"]) if line.get("route")]
+    assert len(lines) == 1 and lines[0]["status"] == 200, lines
     status, body = _get(f"{served['url']}/metrics")
     text = body.decode()
     assert status == 200 and 'lexir_http_requests_total{corpus="pl-codes"' in text

@@ -33,8 +33,10 @@ stderr); ``retries=0`` or retries used up: 503 ``front_unavailable``, or 504 ``f
 when the last attempt timed out. Every route the front serves is read-only but ``POST
 /judgements`` (it records a judgement): that one is not sent again (a front that died after
 recording it would record it twice), and fails with 503 (504) instead.
-The request keeps its ``X-Request-ID`` across attempts (the ingress gives one to a request that
-has none). A request in flight in an *ingress* replica that dies is lost (Serve's proxy answers
+The request keeps one ``X-Request-ID`` across attempts: the one Serve's proxy gives it (the
+client's, else a new UUID) when the front's log would keep it, else a new one (logged, ``"event":
+"request_id_replaced"``); the front's echo of it is dropped, as the proxy sets the header the
+client sees. A request in flight in an *ingress* replica that dies is lost (Serve's proxy answers
 500 and does not retry): the ingress does so little that it rarely dies, and several ingress
 replicas (``--ingress-replicas``) keep the service up while Serve starts it again, but clients
 must retry a 5xx of a read-only request themselves.
@@ -297,20 +299,26 @@ class Ingress:
         from starlette.responses import Response
 
         wire = await _wire(request, self.max_body_bytes)
+        if wire["client_request_id"] is not None:  # not a sane id: the front logs the one given here
+            _log({"event": "request_id_replaced", "request_id": wire["request_id"],
+                  "client_request_id": wire["client_request_id"][:256]})
         resend = (wire["method"], wire["path"]) not in NOT_RESENT
         try:
             status, headers, body = await self._forward("http", (wire,), wire["request_id"], resend)
         except FrontUnavailable as exc:
             code, status = ("front_timeout", 504) if isinstance(exc, FrontTimeout) else ("front_unavailable", 503)
             payload = json.dumps({"error": {"code": code, "message": str(exc)}}).encode()
-            return Response(payload, status_code=status, media_type="application/json",
-                            headers={"retry-after": "1", "x-request-id": wire["request_id"]})
+            # no X-Request-ID here: Serve's proxy adds the request's to every answer
+            return Response(payload, status_code=status, media_type="application/json", headers={"retry-after": "1"})
+        # Serve's proxy adds the X-Request-ID the client sees (the request's, which the front was
+        # given): the front's own copy would be a second one.
+        headers = [(k, v) for k, v in headers if k.lower() != b"x-request-id"]
         if wire["method"] == "GET" and wire["path"] == "/metrics" and status == 200:
             body = body + generate_latest(_INGRESS_REGISTRY)
             headers = [(k, v) for k, v in headers if k.lower() != b"content-length"]
             headers.append((b"content-length", str(len(body)).encode()))
         response = Response(body, status_code=status)
-        response.raw_headers = list(headers)
+        response.raw_headers = headers
         return response
 
     async def run(self, queries: Sequence[tuple[str, str]], k: int = 100, system: str | None = None) -> dict:
@@ -384,13 +392,24 @@ class _AttemptTimedOut(Exception):
 
 async def _wire(request, max_body_bytes: int) -> dict[str, Any]:
     """What :meth:`Front.http` needs of a Starlette request: method, path, query string, headers
-    (with an ``X-Request-ID`` kept over attempts), client, and the body, read up to
-    ``max_body_bytes`` and one byte more (the front's guard answers 413 to a longer one)."""
+    (with one ``X-Request-ID``, kept over attempts), client, and the body, read up to
+    ``max_body_bytes`` and one byte more (the front's guard answers 413 to a longer one).
+
+    The request id is the incoming ``X-Request-ID`` (Serve's proxy gives every request one: the
+    client's, else a new UUID) when the front's log would keep it
+    (:func:`~lexir.service.observe.sane_request_id`), else a new one given to the front in its
+    place (``client_request_id``: the one replaced; None when none was)."""
+    from lexir.service.observe import sane_request_id
+
     scope = request.scope
     headers = [(bytes(k), bytes(v)) for k, v in scope.get("headers", ())]
-    request_id = next((v.decode("latin-1") for k, v in headers if k.lower() == b"x-request-id"), None)
-    if request_id is None:
-        request_id = os.urandom(12).hex()
+    incoming = next((v.decode("latin-1") for k, v in headers if k.lower() == b"x-request-id"), None)
+    replaced = None
+    if incoming is not None and sane_request_id(incoming):
+        request_id = incoming
+    else:
+        request_id, replaced = os.urandom(12).hex(), incoming
+        headers = [(k, v) for k, v in headers if k.lower() != b"x-request-id"]
         headers.append((b"x-request-id", request_id.encode()))
     body = bytearray()
     async for chunk in request.stream():
@@ -404,7 +423,7 @@ async def _wire(request, max_body_bytes: int) -> dict[str, Any]:
             "query_string": scope.get("query_string", b""), "headers": headers, "body": bytes(body),
             "client": tuple(client) if client else None, "server": tuple(server) if server else None,
             "scheme": scope.get("scheme", "http"), "http_version": scope.get("http_version", "1.1"),
-            "request_id": request_id}
+            "request_id": request_id, "client_request_id": replaced}
 
 
 def _log(event: Mapping[str, Any]) -> None:

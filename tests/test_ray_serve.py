@@ -323,10 +323,11 @@ def _kill_while_busy(pid: int, deadline: float, sig: int = signal.SIGKILL) -> bo
     return False
 
 
-def _kill_under_load(served, single, shard: int, seconds: float = 8.0) -> dict:
+def _kill_under_load(served, single, shard: int, seconds: float = 8.0, hang: bool = False) -> dict:
     """Four client threads send batches of long questions through the front's handle for ``seconds``
-    while a replica of ``shard`` is killed in the middle of its work: the batches answered, those
-    failed (with why), those answered wrongly (not one index's run), the replica killed."""
+    while a replica of ``shard`` is killed (``hang``: SIGSTOPped until the clients are done) in the
+    middle of its work: the batches answered, those failed (with why), those answered wrongly (not
+    one index's run), the replica killed."""
     from lexir import ray_serve
 
     replicas, waited = ray_serve.shard_replicas(shard), time.monotonic() + 120
@@ -353,7 +354,7 @@ def _kill_under_load(served, single, shard: int, seconds: float = 8.0) -> dict:
                 out["answered"] += 1
                 out["wrong"] += {q: list(h.items()) for q, h in run.items()} != want
 
-    return _clients_through_a_kill([threading.Thread(target=client) for _ in range(4)], victim, stop, out)
+    return _clients_through_a_kill([threading.Thread(target=client) for _ in range(4)], victim, stop, out, hang)
 
 
 def _clients_through_a_kill(clients, victim, stop: float, out: dict, hang: bool = False) -> dict:
@@ -490,6 +491,38 @@ def test_a_hung_front_replica_is_timed_out_and_loses_no_request(served, single):
             break
     assert _counter(served, "lexir_front_timeouts_total") > before, rounds  # else no request was held: proved nothing
     assert _counter(served, 'lexir_front_retries_total{reason="timeout"}') > 0
+
+
+def test_a_hung_shard_replica_is_timed_out_and_loses_no_request(served, single):
+    """A shard replica that stops answering without dying (SIGSTOP while batches come through the
+    handle): the front abandons each call to it after timeout_s (2 s here) and sends it again,
+    Serve routes it to the shard's other replica (the fronts' shard-retry counter grows), and every
+    batch is answered with one index's run."""
+    from lexir import ray_serve
+
+    ray_serve.deploy(CORPUS, shards=2, replicas=FRONTS, shard_replicas=2, retries=3, timeout_s=2, front_timeout_s=60,
+                     port=served["port"])
+    before, rounds = _retries(served), []
+    for shard in (0, 1, 0):
+        out = _kill_under_load(served, single, shard, hang=True)
+        rounds.append(out)
+        assert out["answered"] > 3 and out["failed"] == [] and out["wrong"] == 0, out
+        if _retries(served) - before:
+            break
+    assert _retries(served) - before, rounds  # else no call was held: this proved nothing
+
+
+def test_deploy_and_the_command_refuse_bad_timeouts():
+    pytest.importorskip("ray.serve")
+    from lexir import ray_serve
+
+    with pytest.raises(ValueError, match="front_timeout_s must be >= 0"):
+        ray_serve.deploy(CORPUS, front_timeout_s=-1)
+    with pytest.raises(ValueError, match="timeout_s must be > 0"):
+        ray_serve.deploy(CORPUS, timeout_s=0)
+    for option in ("--front-timeout", "--shard-timeout"):
+        result = CliRunner().invoke(app, ["serve", "--backend", "ray", option, "-1", CORPUS])
+        assert result.exit_code == 2 and option in result.output, result.output
 
 
 def test_without_retries_the_same_kill_fails_requests(served, single):

@@ -310,16 +310,24 @@ def _cpu_ticks(pid: int) -> int:
 
 def _kill_while_busy(pid: int, deadline: float, sig: int = signal.SIGKILL) -> bool:
     """SIGKILL (or ``sig``) ``pid`` the moment it is seen computing (its CPU time grows between two
-    looks 5 ms apart): a shard call is then most likely in the middle of being answered."""
+    looks 5 ms apart): a call is then most likely in the middle of being answered. A SIGKILL comes
+    0.5 s after a SIGSTOP, so that calls sent to the replica meanwhile are in flight when it dies
+    (the CPU it was seen using may have been Serve's own work between two calls)."""
+    def hit() -> None:
+        if sig == signal.SIGKILL:
+            os.kill(pid, signal.SIGSTOP)
+            time.sleep(0.5)
+        os.kill(pid, sig)
+
     last = _cpu_ticks(pid)
     while time.monotonic() < deadline:
         time.sleep(0.005)
         now = _cpu_ticks(pid)
         if now > last:
-            os.kill(pid, sig)
+            hit()
             return True
         last = now
-    os.kill(pid, sig)
+    hit()
     return False
 
 
@@ -526,8 +534,8 @@ def test_deploy_and_the_command_refuse_bad_timeouts():
 
 
 def test_without_retries_the_same_kill_fails_requests(served, single):
-    """The tests above can fail: deployed again with retries=0 (Serve's user_config: the running
-    front and ingress replicas are reconfigured), the same kills fail requests: a shard replica's
+    """The tests above can fail: deployed again with retries=0 (Serve's user_config; Serve replaces
+    the front and ingress replicas with new ones), the same kills fail requests: a shard replica's
     (through the handle, the front's Unavailable error; over HTTP it is 503 shard_unavailable),
     and a front replica's (over HTTP, 503 front_unavailable from the ingress)."""
     from lexir import ray_serve

@@ -10,8 +10,10 @@ them takes tens of seconds on two busy cores).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import signal
 import socket
 import sys
 import threading
@@ -39,6 +41,140 @@ def test_backend_ray_without_serve_says_how_to_install(monkeypatch):
     assert result.exit_code == 2 and "pip install 'lexir[ray]'" in result.output
     result = CliRunner().invoke(app, ["serve", "--backend", "ray", "--workers", "2", CORPUS])
     assert result.exit_code == 2 and "--replicas" in result.output
+
+
+class _FakeCall:
+    """What a handle's ``.remote()`` gives: awaitable, cancellable (the ingress cancels an attempt it abandons)."""
+
+    def __init__(self, behaviour):
+        self.behaviour, self.cancelled = behaviour, False
+
+    def __await__(self):
+        return self.behaviour().__await__()
+
+    def cancel(self):
+        self.cancelled = True
+
+
+class _FakeFront:
+    """A front handle whose replicas behave as told, one behaviour per attempt: "hang" (never
+    answers), "die" (the replica is gone), else an answer (status, headers, body)."""
+
+    def __init__(self, *behaviours):
+        self.behaviours, self.calls, self.wires = list(behaviours), [], []
+        self.http = self
+
+    def remote(self, wire):
+        import ray.exceptions
+
+        self.wires.append(wire)
+        what = self.behaviours.pop(0) if len(self.behaviours) > 1 else self.behaviours[0]
+
+        async def behave():
+            if what == "hang":
+                await asyncio.Event().wait()
+            if what == "die":
+                raise ray.exceptions.ActorUnavailableError("gone", None)
+            return what
+
+        call = _FakeCall(behave)
+        self.calls.append(call)
+        return call
+
+
+def _through_ingress(front, method="GET", path="/v1/pl-codes/search", headers=(), timeout_s=0.2, retries=2):
+    """One request through :class:`Ingress` (over ``front``), as Serve's proxy hands it over: its response."""
+    pytest.importorskip("ray.serve")
+    from starlette.requests import Request
+
+    from lexir.ray_serve import Ingress
+
+    ingress = Ingress(front)
+    ingress.reconfigure({"retries": retries, "front_timeout_s": timeout_s})
+    scope = {"type": "http", "method": method, "path": path, "query_string": b"q=kara", "headers": list(headers),
+             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 8000), "scheme": "http", "http_version": "1.1"}
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    return asyncio.run(ingress(Request(scope, receive)))
+
+
+ANSWER = (200, [(b"content-type", b"application/json"), (b"x-request-id", b"from-the-front")], b"{}")
+
+
+def _ingress_counts() -> tuple[float, float, float]:
+    from lexir.ray_serve import FRONT_RETRIES, FRONT_TIMEOUTS
+
+    return (FRONT_TIMEOUTS._value.get(), FRONT_RETRIES.labels("timeout")._value.get(),
+            FRONT_RETRIES.labels("died")._value.get())
+
+
+def test_ingress_abandons_a_hung_front_and_resends_then_answers_504(capfd):
+    """An attempt that does not answer within front_timeout_s is abandoned (cancelled) and the
+    request resent: answered by the next front; every attempt hung: 504 front_timeout; never
+    resent: POST /judgements (504 after one attempt). Counted and logged."""
+    pytest.importorskip("ray.serve")
+    before = _ingress_counts()
+    front = _FakeFront("hang", ANSWER)
+    response = _through_ingress(front)
+    assert response.status_code == 200 and front.calls[0].cancelled and len(front.calls) == 2
+    assert [k for k, _ in response.raw_headers].count(b"x-request-id") == 0  # Serve's proxy adds the one the client sees
+    assert len({w["request_id"] for w in front.wires}) == 1  # one id over the attempts
+    after = _ingress_counts()
+    assert (after[0] - before[0], after[1] - before[1], after[2] - before[2]) == (1, 1, 0)
+    logged = [json.loads(line) for line in capfd.readouterr().err.splitlines() if line.startswith("{")]
+    assert [e["event"] for e in logged] == ["front_timeout", "front_retry"], logged
+    assert logged[0]["resent"] and logged[1]["reason"] == "timeout"
+
+    front = _FakeFront("hang")
+    response = _through_ingress(front, retries=2)
+    error = json.loads(response.body)["error"]
+    assert response.status_code == 504 and error["code"] == "front_timeout" and len(front.calls) == 3
+    assert all(c.cancelled for c in front.calls) and "within 0.2 s, 3 attempt(s)" in error["message"]
+    assert b"x-request-id" not in [k for k, _ in response.raw_headers]
+
+    front = _FakeFront("hang", ANSWER)
+    response = _through_ingress(front, method="POST", path="/judgements")
+    assert response.status_code == 504 and len(front.calls) == 1
+    assert "not sent twice" in json.loads(response.body)["error"]["message"]
+
+    front = _FakeFront("die", ANSWER)  # a front that dies is still resent at once, counted as died
+    before = _ingress_counts()
+    assert _through_ingress(front).status_code == 200 and len(front.calls) == 2
+    assert _ingress_counts()[2] - before[2] == 1
+    front = _FakeFront("die")
+    response = _through_ingress(front, retries=0)
+    assert response.status_code == 503 and json.loads(response.body)["error"]["code"] == "front_unavailable"
+
+
+def test_ingress_front_timeout_zero_waits_without_limit():
+    pytest.importorskip("ray.serve")
+
+    async def slow():
+        await asyncio.sleep(0.3)
+        return ANSWER
+
+    front = _FakeFront(ANSWER)
+    front.remote = lambda wire: _FakeCall(slow)
+    assert _through_ingress(front, timeout_s=0).status_code == 200
+
+
+def test_ingress_gives_the_front_one_sane_request_id(capfd):
+    """The front is given the incoming X-Request-ID when its log keeps it (sane), else a new one in
+    its place (and the ingress logs which one it replaced); the front's echo is dropped."""
+    pytest.importorskip("ray.serve")
+    front = _FakeFront(ANSWER)
+    _through_ingress(front, headers=[(b"x-request-id", b"abc-1")])
+    assert [v for k, v in front.wires[0]["headers"] if k == b"x-request-id"] == [b"abc-1"]
+    assert front.wires[0]["request_id"] == "abc-1" and front.wires[0]["client_request_id"] is None
+    capfd.readouterr()
+    _through_ingress(front, headers=[(b"x-request-id", b"not sane!"), (b"x-request-id", b"x")])
+    given = [v for k, v in front.wires[1]["headers"] if k == b"x-request-id"]
+    assert len(given) == 1 and given[0].decode() == front.wires[1]["request_id"] != "not sane!"
+    logged = [json.loads(line) for line in capfd.readouterr().err.splitlines() if line.startswith("{")]
+    assert logged == [{**logged[0], "event": "request_id_replaced", "request_id": given[0].decode(),
+                       "client_request_id": "not sane!"}]
 
 
 def _free_port() -> int:
@@ -101,22 +237,54 @@ def test_sharded_http_and_handle_runs_are_one_index_runs(served, single):
     assert len(want["1"]) == 100  # "uchylony": hundreds of equal scores, the cut and order exact
 
 
-def test_metrics_and_request_log_work_in_a_replica(served):
+def _request_ids(served, headers: dict) -> list[str]:
+    """The ``X-Request-ID`` headers of the answer to a search sent with ``headers`` (every one: a
+    header sent twice shows twice)."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", served["port"], timeout=30)
+    try:
+        connection.request("GET", f"/v1/{CORPUS}/search?q=kara", headers=headers)
+        response = connection.getresponse()
+        response.read()
+        assert response.status == 200
+        return [v for k, v in response.getheaders() if k.lower() == "x-request-id"]
+    finally:
+        connection.close()
+
+
+def _logged(request_id: str, seconds: float = 30) -> list[dict]:
+    """The JSON log lines of the replicas (their stderr, in the Ray session's log folder) that
+    carry ``request_id``, waited for up to ``seconds``."""
     import glob
 
     import ray
 
-    request = urllib.request.Request(f"{served['url']}/v1/{CORPUS}/search?q=kara", headers={"X-Request-ID": "rs-log-1"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        assert response.status == 200 and response.headers["X-Request-ID"] == "rs-log-1"
-    # the front replica's JSON request log: its stderr, in the Ray session's log folder
     logs = ray._private.worker._global_node.get_session_dir_path() + "/logs/worker-*.err"
-    deadline, lines = time.monotonic() + 30, []
+    deadline, lines = time.monotonic() + seconds, []
     while not lines and time.monotonic() < deadline:
         time.sleep(0.5)
         lines = [json.loads(line) for path in glob.glob(logs) for line in open(path, encoding="utf-8", errors="replace")
-                 if line.startswith("{") and '"rs-log-1"' in line]
+                 if line.startswith("{") and json.dumps(request_id) in line]
+    return lines
+
+
+def test_metrics_and_request_log_work_in_a_replica(served):
+    # the client sees one X-Request-ID (Serve's proxy sets it; the ingress drops the front's
+    # copy): its own when sane, else Serve's (a UUID), and the front's request log has that id
+    assert _request_ids(served, {"X-Request-ID": "rs-log-1"}) == ["rs-log-1"]
+    lines = _logged("rs-log-1")
     assert lines and lines[0]["route"] == "/v1/{corpus}/search" and lines[0]["status"] == 200, lines
+    (given,) = _request_ids(served, {})
+    lines = [line for line in _logged(given) if line.get("route")]
+    assert len(lines) == 1 and lines[0]["request_id"] == given and lines[0]["status"] == 200, lines
+    # an id the request log would not keep: the client's is echoed (by Serve's proxy), the front is
+    # given a new one, and the ingress logs which replaced which
+    assert _request_ids(served, {"X-Request-ID": "not a sane id"}) == ["not a sane id"]
+    (replaced,) = _logged("not a sane id")
+    assert replaced["event"] == "request_id_replaced", replaced
+    lines = [line for line in _logged(replaced["request_id"]) if line.get("route")]
+    assert len(lines) == 1 and lines[0]["status"] == 200, lines
     status, body = _get(f"{served['url']}/metrics")
     text = body.decode()
     assert status == 200 and 'lexir_http_requests_total{corpus="pl-codes"' in text
@@ -140,27 +308,34 @@ def _cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def _kill_while_busy(pid: int, deadline: float) -> bool:
-    """SIGKILL ``pid`` the moment it is seen computing (its CPU time grows between two looks 5 ms
-    apart): a shard call is then most likely in the middle of being answered."""
-    import signal
+def _kill_while_busy(pid: int, deadline: float, sig: int = signal.SIGKILL) -> bool:
+    """SIGKILL (or ``sig``) ``pid`` the moment it is seen computing (its CPU time grows between two
+    looks 5 ms apart): a call is then most likely in the middle of being answered. A SIGKILL comes
+    0.5 s after a SIGSTOP, so that calls sent to the replica meanwhile are in flight when it dies
+    (the CPU it was seen using may have been Serve's own work between two calls)."""
+    def hit() -> None:
+        if sig == signal.SIGKILL:
+            os.kill(pid, signal.SIGSTOP)
+            time.sleep(0.5)
+        os.kill(pid, sig)
 
     last = _cpu_ticks(pid)
     while time.monotonic() < deadline:
         time.sleep(0.005)
         now = _cpu_ticks(pid)
         if now > last:
-            os.kill(pid, signal.SIGKILL)
+            hit()
             return True
         last = now
-    os.kill(pid, signal.SIGKILL)
+    hit()
     return False
 
 
-def _kill_under_load(served, single, shard: int, seconds: float = 8.0) -> dict:
+def _kill_under_load(served, single, shard: int, seconds: float = 8.0, hang: bool = False) -> dict:
     """Four client threads send batches of long questions through the front's handle for ``seconds``
-    while a replica of ``shard`` is killed in the middle of its work: the batches answered, those
-    failed (with why), those answered wrongly (not one index's run), the replica killed."""
+    while a replica of ``shard`` is killed (``hang``: SIGSTOPped until the clients are done) in the
+    middle of its work: the batches answered, those failed (with why), those answered wrongly (not
+    one index's run), the replica killed."""
     from lexir import ray_serve
 
     replicas, waited = ray_serve.shard_replicas(shard), time.monotonic() + 120
@@ -187,17 +362,23 @@ def _kill_under_load(served, single, shard: int, seconds: float = 8.0) -> dict:
                 out["answered"] += 1
                 out["wrong"] += {q: list(h.items()) for q, h in run.items()} != want
 
-    return _clients_through_a_kill([threading.Thread(target=client) for _ in range(4)], victim, stop, out)
+    return _clients_through_a_kill([threading.Thread(target=client) for _ in range(4)], victim, stop, out, hang)
 
 
-def _clients_through_a_kill(clients, victim, stop: float, out: dict) -> dict:
-    """``clients`` started, ``victim`` killed once a call is in flight, the clients joined."""
+def _clients_through_a_kill(clients, victim, stop: float, out: dict, hang: bool = False) -> dict:
+    """``clients`` started, ``victim`` killed once a call is in flight, the clients joined. With
+    ``hang``, ``victim`` is stopped (SIGSTOP: alive, its connections open, answering nothing)
+    instead, and let go on (SIGCONT) once the clients are joined."""
     for c in clients:
         c.start()
     time.sleep(1.0)
-    out["busy"] = _kill_while_busy(victim["pid"], stop - 2.0)
-    for c in clients:
-        c.join()
+    try:
+        out["busy"] = _kill_while_busy(victim["pid"], stop - 2.0, signal.SIGSTOP if hang else signal.SIGKILL)
+        for c in clients:
+            c.join()
+    finally:
+        if hang:
+            os.kill(victim["pid"], signal.SIGCONT)
     return out
 
 
@@ -238,11 +419,12 @@ def _ask(url: str, data: bytes | None = None) -> tuple[int, bytes]:
         return 0, repr(exc).encode()
 
 
-def _http_under_front_kill(served, single, seconds: float = 8.0) -> dict:
+def _http_under_front_kill(served, single, seconds: float = 8.0, hang: bool = False) -> dict:
     """Four HTTP clients on loopback (through Serve's proxy and the ingress) ask long questions
     for ``seconds``, by GET one at a time and by POST five at a time, while a front replica is
-    SIGKILLed the moment it is seen computing: the requests answered, those failed (status and
-    body), those answered wrongly (not one index's hits), the replica killed."""
+    SIGKILLed (``hang``: SIGSTOPped until the clients are done) the moment it is seen computing:
+    the requests answered, those failed (status and body), those answered wrongly (not one
+    index's hits), the replica killed."""
     from lexir import ray_serve
 
     fronts, waited = ray_serve.replicas_of(ray_serve.FRONT), time.monotonic() + 180
@@ -278,7 +460,7 @@ def _http_under_front_kill(served, single, seconds: float = 8.0) -> dict:
                 out["wrong"] += [[h["id"] for h in r["hits"]] for r in results] != [want[t] for t in asked]
 
     return _clients_through_a_kill([threading.Thread(target=client, args=(c,)) for c in range(4)], victim, stop,
-                                   out)
+                                   out, hang)
 
 
 def _front_retries(served) -> float:
@@ -299,9 +481,61 @@ def test_a_front_replica_killed_under_http_load_loses_no_request(served, single)
     assert _front_retries(served) > before, rounds  # else no kill hit a request in flight: this proved nothing
 
 
+def test_a_hung_front_replica_is_timed_out_and_loses_no_request(served, single):
+    """A front replica that stops answering without dying (SIGSTOP while it answers HTTP requests):
+    the ingress abandons each attempt on it after front_timeout_s (3 s here) and hands the request
+    to the other front (its timeout counter grows), and every request is answered 200 with one
+    index's hits. Deployed again with front_timeout_s=3 (Serve's user_config)."""
+    from lexir import ray_serve
+
+    ray_serve.deploy(CORPUS, shards=2, replicas=FRONTS, shard_replicas=2, retries=3, front_timeout_s=3,
+                     port=served["port"])
+    before, rounds = _counter(served, "lexir_front_timeouts_total"), []
+    for _ in range(3):
+        out = _http_under_front_kill(served, single, hang=True)
+        rounds.append(out)
+        assert out["answered"] > 3 and out["failed"] == [] and out["wrong"] == 0, out
+        if _counter(served, "lexir_front_timeouts_total") > before:
+            break
+    assert _counter(served, "lexir_front_timeouts_total") > before, rounds  # else no request was held: proved nothing
+    assert _counter(served, 'lexir_front_retries_total{reason="timeout"}') > 0
+
+
+def test_a_hung_shard_replica_is_timed_out_and_loses_no_request(served, single):
+    """A shard replica that stops answering without dying (SIGSTOP while batches come through the
+    handle): the front abandons each call to it after timeout_s (2 s here) and sends it again,
+    Serve routes it to the shard's other replica (the fronts' shard-retry counter grows), and every
+    batch is answered with one index's run."""
+    from lexir import ray_serve
+
+    ray_serve.deploy(CORPUS, shards=2, replicas=FRONTS, shard_replicas=2, retries=3, timeout_s=2, front_timeout_s=60,
+                     port=served["port"])
+    before, rounds = _retries(served), []
+    for shard in (0, 1, 0):
+        out = _kill_under_load(served, single, shard, hang=True)
+        rounds.append(out)
+        assert out["answered"] > 3 and out["failed"] == [] and out["wrong"] == 0, out
+        if _retries(served) - before:
+            break
+    assert _retries(served) - before, rounds  # else no call was held: this proved nothing
+
+
+def test_deploy_and_the_command_refuse_bad_timeouts():
+    pytest.importorskip("ray.serve")
+    from lexir import ray_serve
+
+    with pytest.raises(ValueError, match="front_timeout_s must be >= 0"):
+        ray_serve.deploy(CORPUS, front_timeout_s=-1)
+    with pytest.raises(ValueError, match="timeout_s must be > 0"):
+        ray_serve.deploy(CORPUS, timeout_s=0)
+    for option in ("--front-timeout", "--shard-timeout"):
+        result = CliRunner().invoke(app, ["serve", "--backend", "ray", option, "-1", CORPUS])
+        assert result.exit_code == 2 and option in result.output, result.output
+
+
 def test_without_retries_the_same_kill_fails_requests(served, single):
-    """The tests above can fail: deployed again with retries=0 (Serve's user_config: the running
-    front and ingress replicas are reconfigured), the same kills fail requests: a shard replica's
+    """The tests above can fail: deployed again with retries=0 (Serve's user_config; Serve replaces
+    the front and ingress replicas with new ones), the same kills fail requests: a shard replica's
     (through the handle, the front's Unavailable error; over HTTP it is 503 shard_unavailable),
     and a front replica's (over HTTP, 503 front_unavailable from the ingress)."""
     from lexir import ray_serve

@@ -23,14 +23,20 @@ A shard call that fails because its replica died (or did not answer in ``timeout
 again, up to ``retries`` times (backing off 50 ms, 100 ms, ...); Serve routes it to a live
 replica (the shard's other replicas, or the one it starts again). ``retries=0``: the request
 fails (503, ``shard_unavailable``). Likewise a request the ingress handed to a front replica
-that died (or became unreachable) before answering is handed again to another, ``retries`` times
-at most, counted in ``lexir_front_retries_total`` (the ingress adds its counts to the front's
-``/metrics`` answer) and logged (a JSON line ``"event": "front_retry"`` on the ingress's
-stderr); ``retries=0`` or retries used up: 503 ``front_unavailable``. Every route the front
-serves is read-only but ``POST /judgements`` (it records a judgement): that one is not sent
-again (a front that died after recording it would record it twice), and fails with 503 instead.
-The request keeps its ``X-Request-ID`` across attempts (the ingress gives one to a request that
-has none). A request in flight in an *ingress* replica that dies is lost (Serve's proxy answers
+that died (or became unreachable) before answering, or that did not answer within
+``front_timeout_s`` (a replica hung but alive: the attempt is abandoned and cancelled there,
+best effort), is handed again to another, ``retries`` times at most, counted in
+``lexir_front_retries_total{reason="died"|"timeout"}`` (and each abandoned attempt in
+``lexir_front_timeouts_total``; the ingress adds its counts to the front's ``/metrics`` answer)
+and logged (JSON lines ``"event": "front_retry"`` and ``"front_timeout"`` on the ingress's
+stderr); ``retries=0`` or retries used up: 503 ``front_unavailable``, or 504 ``front_timeout``
+when the last attempt timed out. Every route the front serves is read-only but ``POST
+/judgements`` (it records a judgement): that one is not sent again (a front that died after
+recording it would record it twice), and fails with 503 (504) instead.
+The request keeps one ``X-Request-ID`` across attempts: the one Serve's proxy gives it (the
+client's, else a new UUID) when the front's log would keep it, else a new one (logged, ``"event":
+"request_id_replaced"``); the front's echo of it is dropped, as the proxy sets the header the
+client sees. A request in flight in an *ingress* replica that dies is lost (Serve's proxy answers
 500 and does not retry): the ingress does so little that it rarely dies, and several ingress
 replicas (``--ingress-replicas``) keep the service up while Serve starts it again, but clients
 must retry a 5xx of a read-only request themselves.
@@ -64,6 +70,10 @@ INSTALL_HINT = ("Ray Serve is not installed: pip install 'lexir[ray]' (or pip in
                 "for --backend ray")
 DEFAULT_RETRIES = 3
 DEFAULT_TIMEOUT_S = 30.0
+# How long the ingress waits for a front replica's answer before it abandons the attempt: above a
+# shard call's timeout (a front that waits on a hung shard replica resends that call itself and
+# answers), like nginx's proxy_read_timeout. 0: no limit.
+DEFAULT_FRONT_TIMEOUT_S = 60.0
 APP_NAME = "lexir"
 # What a front deployment and the ingress are called in the application.
 FRONT, INGRESS = "front", "ingress"
@@ -74,8 +84,14 @@ NOT_RESENT = frozenset({("POST", "/judgements")})
 # (a registry of its own: a front's registry never has them, so no series is there twice).
 _INGRESS_REGISTRY = CollectorRegistry()
 FRONT_RETRIES = Counter("lexir_front_retries", "Requests the ingress handed again to another front replica "
-                        "after the one it had handed them to died or became unreachable (lexir serve --backend "
-                        "ray)", registry=_INGRESS_REGISTRY)
+                        "after the one it had handed them to died or became unreachable (reason=died) or did "
+                        "not answer within --front-timeout (reason=timeout) (lexir serve --backend ray)",
+                        ["reason"], registry=_INGRESS_REGISTRY)
+FRONT_TIMEOUTS = Counter("lexir_front_timeouts", "Attempts the ingress abandoned because the front replica did "
+                         "not answer within --front-timeout (each then resent to another front, or answered "
+                         "504 front_timeout) (lexir serve --backend ray)", registry=_INGRESS_REGISTRY)
+for _reason in ("died", "timeout"):
+    FRONT_RETRIES.labels(_reason)  # both series from the start, at 0
 # The bm25 parameters a shard folder is built with (the system's index-time parameters but bigrams).
 _BUILD_PARAMS = ("k1", "b", "method", "title_weight", "dedupe_query", "mode", "stopwords", "lemmatizer",
                  "language", "stoplist", "verb_lemmas")
@@ -187,8 +203,9 @@ class Front:
         self.app = create_app(self.state, request_log=2 if self.request_log else None)
 
     def reconfigure(self, config: Mapping[str, Any]) -> None:
-        """Serve's ``user_config``: ``retries`` and ``timeout_s`` of the shard calls (changed on the
-        running replicas when the application is deployed again with other values)."""
+        """Serve's ``user_config``: ``retries`` and ``timeout_s`` of the shard calls. (:func:`deploy`
+        called again does not reconfigure the running replicas: Serve replaces them all, fronts
+        and ingress, with new ones; measured with Ray 2.60, new process ids.)"""
         self.retries = int(config.get("retries", DEFAULT_RETRIES))
         self.timeout_s = float(config.get("timeout_s", DEFAULT_TIMEOUT_S))
 
@@ -271,28 +288,38 @@ class Ingress:
 
     def __init__(self, front: Any, max_body_bytes: int = 1 << 20) -> None:
         self.front, self.max_body_bytes, self.retries = front, int(max_body_bytes), DEFAULT_RETRIES
+        self.front_timeout_s = DEFAULT_FRONT_TIMEOUT_S
 
     def reconfigure(self, config: Mapping[str, Any]) -> None:
-        """Serve's ``user_config``: ``retries`` (the fronts' ``retries`` too)."""
+        """Serve's ``user_config``: ``retries`` (the fronts' ``retries`` too) and ``front_timeout_s``
+        (seconds an attempt on a front replica may take; 0: no limit)."""
         self.retries = int(config.get("retries", DEFAULT_RETRIES))
+        self.front_timeout_s = float(config.get("front_timeout_s", DEFAULT_FRONT_TIMEOUT_S))
 
     async def __call__(self, request):
         from starlette.responses import Response
 
         wire = await _wire(request, self.max_body_bytes)
+        if wire["client_request_id"] is not None:  # not a sane id: the front logs the one given here
+            _log({"event": "request_id_replaced", "request_id": wire["request_id"],
+                  "client_request_id": wire["client_request_id"][:256]})
         resend = (wire["method"], wire["path"]) not in NOT_RESENT
         try:
             status, headers, body = await self._forward("http", (wire,), wire["request_id"], resend)
         except FrontUnavailable as exc:
-            payload = json.dumps({"error": {"code": "front_unavailable", "message": str(exc)}}).encode()
-            return Response(payload, status_code=503, media_type="application/json",
-                            headers={"retry-after": "1", "x-request-id": wire["request_id"]})
+            code, status = ("front_timeout", 504) if isinstance(exc, FrontTimeout) else ("front_unavailable", 503)
+            payload = json.dumps({"error": {"code": code, "message": str(exc)}}).encode()
+            # no X-Request-ID here: Serve's proxy adds the request's to every answer
+            return Response(payload, status_code=status, media_type="application/json", headers={"retry-after": "1"})
+        # Serve's proxy adds the X-Request-ID the client sees (the request's, which the front was
+        # given): the front's own copy would be a second one.
+        headers = [(k, v) for k, v in headers if k.lower() != b"x-request-id"]
         if wire["method"] == "GET" and wire["path"] == "/metrics" and status == 200:
             body = body + generate_latest(_INGRESS_REGISTRY)
             headers = [(k, v) for k, v in headers if k.lower() != b"content-length"]
             headers.append((b"content-length", str(len(body)).encode()))
         response = Response(body, status_code=status)
-        response.raw_headers = list(headers)
+        response.raw_headers = headers
         return response
 
     async def run(self, queries: Sequence[tuple[str, str]], k: int = 100, system: str | None = None) -> dict:
@@ -303,20 +330,48 @@ class Ingress:
         attempt = 0
         while True:
             try:
-                return await getattr(self.front, method).remote(*args)
-            except _front_lost() as exc:
+                return await self._attempt(method, args)
+            except (_AttemptTimedOut, *_front_lost()) as exc:
                 if isinstance(exc, _task_error()):  # the front answered with an error: not a lost front
                     raise
-                if not resend or attempt >= self.retries:
+                timed_out = isinstance(exc, _AttemptTimedOut)
+                again = resend and attempt < self.retries
+                if timed_out:
+                    FRONT_TIMEOUTS.inc()
+                    _log({"event": "front_timeout", "request_id": request_id, "method": method,
+                          "attempt": attempt + 1, "timeout_s": self.front_timeout_s, "resent": again})
+                if not again:
+                    unsent = "" if resend else " (a request that records something is not sent twice)"
+                    if timed_out:
+                        raise FrontTimeout(f"the front replica handling the request did not answer within "
+                                           f"{self.front_timeout_s:g} s, {attempt + 1} attempt(s); try again"
+                                           + unsent) from None
                     raise FrontUnavailable(f"the front replica handling the request died or became unreachable "
                                            f"after {attempt + 1} attempt(s) ({type(exc).__name__}); try again"
-                                           + ("" if resend else " (a request that records something is not "
-                                                                "sent twice)")) from None
+                                           + unsent) from None
                 attempt += 1
-                FRONT_RETRIES.inc()
+                reason = "timeout" if timed_out else "died"
+                FRONT_RETRIES.labels(reason).inc()
                 _log({"event": "front_retry", "request_id": request_id, "method": method, "attempt": attempt,
-                      "error": type(exc).__name__})
+                      "reason": reason, "error": "timeout" if timed_out else type(exc).__name__})
                 await asyncio.sleep(min(0.05 * 2 ** (attempt - 1), 1.0))
+
+    async def _attempt(self, method: str, args: tuple):
+        """One call to a front replica, abandoned (and cancelled there, best effort) when it has
+        not answered within ``front_timeout_s``: :class:`_AttemptTimedOut`."""
+        response = getattr(self.front, method).remote(*args)
+        limit = self.front_timeout_s if self.front_timeout_s > 0 else None
+        try:
+            async with asyncio.timeout(limit) as deadline:
+                return await response
+        except TimeoutError:
+            if not deadline.expired():  # a TimeoutError of the call itself, not this limit
+                raise
+            try:
+                response.cancel()
+            except Exception:  # noqa: BLE001 - best effort: a hung replica may never see it
+                pass
+            raise _AttemptTimedOut() from None
 
     def whoami(self) -> dict[str, Any]:
         import ray
@@ -328,15 +383,34 @@ class FrontUnavailable(RuntimeError):
     """No front replica answered a request (they died, ``retries`` times)."""
 
 
+class FrontTimeout(FrontUnavailable):
+    """No front replica answered a request within ``front_timeout_s`` (the last attempt; HTTP 504)."""
+
+
+class _AttemptTimedOut(Exception):
+    """One attempt on a front replica took longer than ``front_timeout_s``."""
+
+
 async def _wire(request, max_body_bytes: int) -> dict[str, Any]:
     """What :meth:`Front.http` needs of a Starlette request: method, path, query string, headers
-    (with an ``X-Request-ID`` kept over attempts), client, and the body, read up to
-    ``max_body_bytes`` and one byte more (the front's guard answers 413 to a longer one)."""
+    (with one ``X-Request-ID``, kept over attempts), client, and the body, read up to
+    ``max_body_bytes`` and one byte more (the front's guard answers 413 to a longer one).
+
+    The request id is the incoming ``X-Request-ID`` (Serve's proxy gives every request one: the
+    client's, else a new UUID) when the front's log would keep it
+    (:func:`~lexir.service.observe.sane_request_id`), else a new one given to the front in its
+    place (``client_request_id``: the one replaced; None when none was)."""
+    from lexir.service.observe import sane_request_id
+
     scope = request.scope
     headers = [(bytes(k), bytes(v)) for k, v in scope.get("headers", ())]
-    request_id = next((v.decode("latin-1") for k, v in headers if k.lower() == b"x-request-id"), None)
-    if request_id is None:
-        request_id = os.urandom(12).hex()
+    incoming = next((v.decode("latin-1") for k, v in headers if k.lower() == b"x-request-id"), None)
+    replaced = None
+    if incoming is not None and sane_request_id(incoming):
+        request_id = incoming
+    else:
+        request_id, replaced = os.urandom(12).hex(), incoming
+        headers = [(k, v) for k, v in headers if k.lower() != b"x-request-id"]
         headers.append((b"x-request-id", request_id.encode()))
     body = bytearray()
     async for chunk in request.stream():
@@ -350,7 +424,7 @@ async def _wire(request, max_body_bytes: int) -> dict[str, Any]:
             "query_string": scope.get("query_string", b""), "headers": headers, "body": bytes(body),
             "client": tuple(client) if client else None, "server": tuple(server) if server else None,
             "scheme": scope.get("scheme", "http"), "http_version": scope.get("http_version", "1.1"),
-            "request_id": request_id}
+            "request_id": request_id, "client_request_id": replaced}
 
 
 def _log(event: Mapping[str, Any]) -> None:
@@ -404,14 +478,17 @@ def _unavailable(shard: int, attempts: int, exc: BaseException):
 
 def deploy(corpus: str, *, data_dir: str | None = None, systems: Sequence[str] = ("bm25",), shards: int = 2,
            replicas: int = 2, shard_replicas: int = 2, ingress_replicas: int = 1, retries: int = DEFAULT_RETRIES,
-           timeout_s: float = DEFAULT_TIMEOUT_S, host: str = "127.0.0.1", port: int = 8000,
+           timeout_s: float = DEFAULT_TIMEOUT_S, front_timeout_s: float = DEFAULT_FRONT_TIMEOUT_S,
+           host: str = "127.0.0.1", port: int = 8000,
            settings: Mapping[str, Any] | None = None, request_log: bool = True, address: str | None = None,
            num_cpus: int | None = None, notify: Callable[[str], None] | None = None):
     """Serve ``corpus`` on Ray Serve (see the module): its shards built if the cache lacks them,
     ``shards`` shard deployments of ``shard_replicas`` replicas, a front of ``replicas``
     replicas and an ingress of ``ingress_replicas`` replicas behind Serve's HTTP proxy on
     ``host:port``. The served system that is plain ``bm25`` (the first such of ``systems``) is
-    sharded; the others are built on each front. Returns the ingress's deployment handle: its
+    sharded; the others are built on each front. ``timeout_s``: how long a front waits for a
+    shard call; ``front_timeout_s``: how long the ingress waits for a front (0: no limit); either
+    then sends the call again (``retries``). Returns the ingress's deployment handle: its
     ``run`` is :meth:`Front.run` on a front replica, handed again to another if that one dies."""
     from lexir.datasets import open as open_data
     from lexir.service.state import Settings
@@ -422,6 +499,10 @@ def deploy(corpus: str, *, data_dir: str | None = None, systems: Sequence[str] =
             raise ValueError(f"{name} must be >= 1 (got {value})")
     if retries < 0:
         raise ValueError(f"retries must be >= 0 (got {retries})")
+    if not timeout_s > 0:
+        raise ValueError(f"timeout_s must be > 0 (got {timeout_s})")
+    if not front_timeout_s >= 0:
+        raise ValueError(f"front_timeout_s must be >= 0 (got {front_timeout_s}; 0: no limit)")
     sharded, params = None, None
     for system in systems:
         try:
@@ -443,7 +524,7 @@ def deploy(corpus: str, *, data_dir: str | None = None, systems: Sequence[str] =
     options = {"ray_actor_options": {"num_cpus": 0}, "max_ongoing_requests": 64}
     shard_apps = [serve.deployment(ShardServer, name=f"bm25-shard-{i}", num_replicas=shard_replicas, **options)
                   .bind(folder, i) for i in range(shards)]
-    user_config = {"retries": retries, "timeout_s": timeout_s}
+    user_config = {"retries": retries, "timeout_s": timeout_s, "front_timeout_s": front_timeout_s}
     front = serve.deployment(Front, name=FRONT, num_replicas=replicas, user_config=user_config, **options)
     fronts = front.bind(corpus, data_dir, folder, shard_apps, sharded, served, request_log)
     # The ingress holds every request its fronts are answering: room for all of theirs.

@@ -75,8 +75,14 @@ def serve(
     ingress_replicas: int = typer.Option(1, "--ingress-replicas", min=1, help="--backend ray: replicas of the "
                                          "ingress (behind Serve's proxy; it hands each request to a front)"),
     retries: int = typer.Option(3, "--retries", min=0, help="--backend ray: times a failed shard call, or a request "
-                                "whose front replica died, is sent again (to another replica) before the request "
-                                "fails with 503"),
+                                "whose front replica died or timed out, is sent again (to another replica) before "
+                                "the request fails with 503 (504 after a timeout)"),
+    front_timeout: float = typer.Option(60.0, "--front-timeout", min=0, help="--backend ray: seconds the ingress "
+                                        "waits for a front replica's answer before it sends the request to "
+                                        "another (as --retries allows), then 504; 0: no limit"),
+    shard_timeout: float = typer.Option(30.0, "--shard-timeout", min=0.001, help="--backend ray: seconds a front "
+                                        "waits for a shard replica's answer before it sends the call again "
+                                        "(as --retries allows), then 503"),
     address: str = typer.Option(None, "--address", help="--backend ray: the Ray cluster (default: $RAY_ADDRESS, "
                                 "else a local runtime)"),
     data_dir: Path = DataDir,
@@ -92,7 +98,8 @@ def serve(
     if backend == "ray":
         _serve_ray(corpora, systems, variants, learn, workers, data_dir, host=host, port=port, shards=shards,
                    replicas=replicas, shard_replicas=shard_replicas, ingress_replicas=ingress_replicas,
-                   retries=retries, address=address, request_log=request_log, log_file=log_file,
+                   retries=retries, front_timeout=front_timeout, shard_timeout=shard_timeout, address=address,
+                   request_log=request_log, log_file=log_file,
                    settings={"max_in_flight": max_in_flight, "cors_origins": origins, "host": host, "port": port})
         return
     _check_variants(variants, systems)
@@ -168,7 +175,8 @@ def serve(
 
 
 def _serve_ray(corpora, systems, variants, learn, workers, data_dir, *, host, port, shards, replicas,
-               shard_replicas, ingress_replicas, retries, address, request_log, log_file, settings) -> None:
+               shard_replicas, ingress_replicas, retries, front_timeout, shard_timeout, address, request_log, log_file,
+               settings) -> None:
     """``lexir serve --backend ray``: one corpus on Ray Serve until interrupted (lexir.ray_serve)."""
     if workers > 1:
         raise CLIError("--backend ray runs --replicas front replicas under Ray Serve, not --workers (use "
@@ -193,7 +201,7 @@ def _serve_ray(corpora, systems, variants, learn, workers, data_dir, *, host, po
     try:
         deploy(corpus, data_dir=str(data_dir) if data_dir else None, systems=tuple(systems), shards=shards,
                replicas=replicas, shard_replicas=shard_replicas, ingress_replicas=ingress_replicas,
-               retries=retries, host=host, port=port,
+               retries=retries, timeout_s=shard_timeout, front_timeout_s=front_timeout, host=host, port=port,
                settings=settings, request_log=request_log, address=address,
                notify=lambda m: err.print(m, highlight=False))
     except (ServeMissing, ValueError) as exc:

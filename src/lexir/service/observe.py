@@ -82,6 +82,12 @@ METHODS = frozenset({"GET", "POST", "HEAD", "OPTIONS", "PUT", "DELETE", "PATCH"}
 _SANE_ID = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
 
 
+def sane_request_id(text: str) -> bool:
+    """Whether an incoming ``X-Request-ID`` is kept as the request's id (1-128 characters of
+    ``A-Za-z0-9._:-``); another is replaced by a new random one."""
+    return _SANE_ID.fullmatch(text) is not None
+
+
 def exposition() -> bytes:
     """The metrics in Prometheus's text format: this process's, or (multiprocess mode) the sums
     over every worker's files."""
@@ -212,7 +218,7 @@ class Observe:
         for k, v in scope.get("headers", ()):
             if k == b"x-request-id":
                 text = v.decode("latin-1")
-                if _SANE_ID.fullmatch(text):
+                if sane_request_id(text):
                     request_id = text
                 break
         if request_id is None:

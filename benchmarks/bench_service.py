@@ -176,6 +176,29 @@ def timed(call, inputs: list, seconds: float) -> list[float]:
     return times
 
 
+def snippet_cpu(state, corpus: str, queries: list[str], passes: int = 5) -> dict:
+    """CPU microseconds of one hit's snippet (:func:`lexir.structure.hits.snippet`): the texts and
+    query terms of every hit of ``queries`` (top 10), each snippet made once per pass, best pass
+    (CPU time, so other work on the machine weighs less than in wall time)."""
+    from lexir.service import core
+    from lexir.structure import hits
+
+    loaded = state.get(corpus)
+    analyze = hits.hit_analyzer(state.retriever(loaded, None, {}), loaded.language)
+    pairs = []
+    for q in queries:
+        terms = frozenset(analyze(q))
+        for hit in core.search(state, corpus, [("q", q)], 10)[0]["hits"]:
+            pairs.append((hit["text"], terms))
+    best = float("inf")
+    for _ in range(passes):
+        t0 = time.process_time()
+        for text, terms in pairs:
+            hits.snippet(text, terms, analyze)
+        best = min(best, time.process_time() - t0)
+    return {"cpu_us": 1e6 * best / max(len(pairs), 1), "hits": len(pairs)}
+
+
 def in_process(state, corpus: str, queries: list[str], seconds: float, batch: int = 0) -> dict:
     """Single-threaded: the retriever alone, then the service's search (with formatting); with
     ``batch``, also both on batches of that many queries."""
@@ -192,6 +215,7 @@ def in_process(state, corpus: str, queries: list[str], seconds: float, batch: in
         times = timed(call, queries, seconds)
         out[name] = {"rps": len(times) / sum(times), "p50_ms": 1000 * statistics.median(times),
                      "p99_ms": 1000 * percentile(times, 99), "requests": len(times)}
+    out["snippets"] = snippet_cpu(state, corpus, queries)
     if batch:  # the same batches as the POSTs: the retriever's batch search, the service's
         groups = [[Query(f"q{j}", q["text"]) for j, q in enumerate(json.loads(body)["queries"])]
                   for body in batches(queries, batch)]
@@ -275,7 +299,9 @@ def main() -> None:
         print(f"{'healthz':>8} {floor['requests']:>9} {floor['rps']:>8.1f} {floor['p50_ms']:>8.2f} "
               f"{floor['p99_ms']:>8.2f} {floor['errors']:>7}  (1 client: the HTTP stack alone)")
         for name, r in local.items():
-            if "rps" in r:
+            if name == "snippets":
+                print(f"in-process {name:<21} {r['cpu_us']:>8.1f} us of CPU each (best of 5 passes over {r['hits']} hits)")
+            elif "rps" in r:
                 print(f"in-process {name:<21} {r['rps']:>8.1f} req/s  p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms")
             else:
                 print(f"in-process {name:<21} {r['searches_per_s']:>8.1f} searches/s  p50 {r['p50_ms']:.2f} ms "

@@ -273,7 +273,10 @@ def _cache(analyze) -> dict[str, Any]:
     """What is kept for ``analyze``: ``texts`` (text hash -> (text, :class:`_Words`)) and ``forms``
     (word -> its index terms)."""
     try:
-        return _SPANS.setdefault(analyze, {"texts": OrderedDict(), "forms": {}})
+        found = _SPANS.get(analyze)
+        if found is None:  # (setdefault alone would build two empty maps on every call)
+            found = _SPANS.setdefault(analyze, {"texts": OrderedDict(), "forms": {}})
+        return found
     except TypeError:  # not weak-referenceable: nothing kept
         return {"texts": OrderedDict(), "forms": {}}
 

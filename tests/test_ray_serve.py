@@ -541,23 +541,21 @@ def test_without_retries_the_same_kill_fails_requests(served, single):
     from lexir import ray_serve
 
     ray_serve.deploy(CORPUS, shards=2, replicas=FRONTS, shard_replicas=2, retries=0, port=served["port"])
-    rounds = []
-    for shard in (1, 0, 1, 0, 1):
-        out = _kill_under_load(served, single, shard)
-        rounds.append(out)
-        assert out["wrong"] == 0, out
-        if out["failed"]:
-            break
-    failed = [f for out in rounds for f in out["failed"]]
-    assert failed, rounds
+    failed = _kills_until_one_fails([lambda s=shard: _kill_under_load(served, single, s) for shard in (1, 0, 1, 0, 1)])
     assert all("Unavailable" in f for f in failed), failed[:3]
+    failed = _kills_until_one_fails([lambda: _http_under_front_kill(served, single)] * 5)
+    assert all(f.startswith("503: ") and "front_unavailable" in f for f in failed), failed[:3]
+
+
+def _kills_until_one_fails(kills) -> list[str]:
+    """Each kill in turn (none answering wrongly) until one fails requests: those failures."""
     rounds = []
-    for _ in range(5):
-        out = _http_under_front_kill(served, single)
+    for kill in kills:
+        out = kill()
         rounds.append(out)
         assert out["wrong"] == 0, out
         if out["failed"]:
             break
     failed = [f for out in rounds for f in out["failed"]]
     assert failed, rounds
-    assert all(f.startswith("503: ") and "front_unavailable" in f for f in failed), failed[:3]
+    return failed

@@ -68,6 +68,8 @@ def test_once_built_recommended_answers_and_a_restart_finds_it_cached(fresh):
     assert info["preparing"] == [] and info["default_system"] == "recommended"
     answer = client.get("/v1/demo/search", params={"q": QUESTION}).json()
     assert answer["system"] == "recommended" and answer["hits"]
+    # the newcomer's question (issue 30): theft, art. 278, among the first ten (word families)
+    assert "kk::278" in [hit["id"] for hit in answer["hits"][:10]]
     assert "recommended over demo is ready" in srv.log.read_text()
     page = client.get("/", params={"q": QUESTION, "corpus": "demo"}).text
     assert "is being built" not in page and "(recommended)" in page

@@ -104,6 +104,7 @@ class AnalyzerConfig:
     min_length: int = 1
     stoplist: str = ""  # "" (or "lexir") lexir's own list, data/stopwords/<code>.txt; else a named one
     verb_lemmas: bool = False  # stem mode: verb forms are stemmed from their simplemma lemma
+    families: bool = False  # lemma mode: the lemmas of a word family (data/families/<code>.tsv) meet
 
 
     def __post_init__(self) -> None:
@@ -120,12 +121,17 @@ class AnalyzerConfig:
             stopwords(self.language, self.stoplist)  # an unknown list fails here, with the known ones
         if self.verb_lemmas and self.mode != "stem":
             raise ValueError("verb_lemmas is an option of mode 'stem' (it stems a verb form's lemma)")
+        if self.families:
+            if self.mode != "lemma":
+                raise ValueError("families is an option of mode 'lemma' (it joins the lemmas of a word family)")
+            families(self.language)  # a language without a table fails here, naming the file
 
     @property
     def name(self) -> str:
         tail = f"-{self.lemmatizer}" if self.mode == "lemma" and self.lemmatizer != "simplemma" else ""
         stop = (f"-stop:{self.stoplist}" if self.stoplist else "") if self.stopwords else "-nostop"
         verbs = "-verbs" if self.verb_lemmas else ""
+        tail += "-families" if self.families else ""
         return f"{self.language}-{self.mode}{verbs}{tail}{stop}"
 
     def to_dict(self) -> dict:
@@ -165,11 +171,13 @@ class Analyzer:
                 return _verb_lemma_stem(stemmer.stemWord, self.language)
             return stemmer.stemWord
         if self.config.lemmatizer == "morfeusz":
-            lemma = _morfeusz_lemma()
+            lemma = _morfeusz_lemma(families(self.language) if self.config.families else None)
         else:
             import simplemma
 
             lemma = partial(simplemma.lemmatize, lang=self.language)
+            if self.config.families:
+                lemma = _in_family(lemma, families(self.language))
         language, stop = self.language, self._stop
 
         def form(token: str) -> str:
@@ -287,18 +295,75 @@ class _FormCache(dict):
         return form
 
 
-def _morfeusz_lemma():
+@cache
+def families(language: str) -> dict[str, str]:
+    """Lemma -> the head of its word family, from ``data/families/<code>.tsv``
+    (:func:`parse_families`); a language without a table is an error naming the file."""
+    code = normalise_language(language)
+    path = resources.files("lexir.analysis") / "data" / "families" / f"{code}.tsv"
+    if not path.is_file():
+        raise ValueError(f"no word families for language {code!r} (lexir/analysis/data/families/{code}.tsv)")
+    return parse_families(path.read_text(encoding="utf-8"), f"families/{code}.tsv")
+
+
+def parse_families(text: str, source: str = "families.tsv") -> dict[str, str]:
+    """Lemma -> family head from a table of one family a line: the head, a tab, its other lemmas
+    comma-separated (``#`` starts a comment line). A line without a tab or with an empty lemma, and
+    a lemma in two families, are errors naming ``source`` and the line."""
+    heads: dict[str, str] = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        head, tab, members = line.partition("\t")
+        if not tab or not head.strip():
+            raise ValueError(f"{source} line {lineno}: expected 'head<TAB>lemma, lemma, ...', got {line!r}")
+        head = head.strip().casefold()
+        for word in [head, *(m.strip().casefold() for m in members.split(","))]:
+            if not word:
+                raise ValueError(f"{source} line {lineno}: an empty lemma in {line!r}")
+            if heads.get(word, head) != head:
+                raise ValueError(f"{source} line {lineno}: {word!r} is already in the family of {heads[word]!r}")
+            heads[word] = head
+    return heads
+
+
+def _in_family(lemma, heads: dict[str, str]):
+    """``lemma`` followed by the family table: a lemma in a family becomes the family's head."""
+
+    def form(token: str) -> str:
+        found = lemma(token)
+        return heads.get(found.casefold(), found)
+
+    return form
+
+
+def _morfeusz_lemma(heads: dict[str, str] | None = None):
+    """Morfeusz's lemma of a token; with ``heads`` (word families), the head of the first reading
+    whose lemma is in a family, if any: ``zniszczenie`` reads first as ``zniszczeć`` (to wear out),
+    then as ``zniszczyć`` and the noun ``zniszczenie``, and the family is what matters."""
     try:
+        # faiss first: with morfeusz2's library loaded before faiss's, Morfeusz crashes the process
+        # (a segmentation fault) on its next call, in whichever order the two are used afterwards
+        # (faiss-cpu 1.15, morfeusz2 1.99; tests/test_families.py runs the order in a child process)
+        import faiss  # noqa: F401
         import morfeusz2
     except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError("the morfeusz lemmatizer needs the 'morfeusz2' package: pip install 'lexir[polish]'") from err
+        raise ImportError("the morfeusz lemmatizer needs the 'morfeusz2' package (a dependency of lexir): pip install morfeusz2") from err
     morf = morfeusz2.Morfeusz(generate=False)
 
     def lemma(token: str) -> str:
         # Morfeusz returns every reading; the first lemma is the most frequent one and the
-        # part after ':' only disambiguates homographs.
-        for _start, _end, (_orth, base, *_rest) in morf.analyse(token):
-            return base.split(":", 1)[0].casefold()
-        return token
+        # part after ':' only disambiguates homographs. A word it splits (``ukradłem``: the verb
+        # ``ukradł`` and the agglutinate ``em``) is read from its first segment.
+        readings = morf.analyse(token)
+        if not readings:
+            return token
+        if heads:
+            for start, _end, (_orth, base, *_rest) in readings:
+                if start == 0:
+                    head = heads.get(base.split(":", 1)[0].casefold())
+                    if head is not None:
+                        return head
+        return readings[0][2][1].split(":", 1)[0].casefold()
 
     return lemma

@@ -110,6 +110,12 @@ def _ingress_counts() -> tuple[float, float, float]:
             FRONT_RETRIES.labels("died")._value.get())
 
 
+def _ingress_failures(method: str, status: int, code: str) -> float:
+    from lexir.ray_serve import INGRESS_FAILURES
+
+    return INGRESS_FAILURES.labels(method, str(status), code)._value.get()
+
+
 def test_ingress_abandons_a_hung_front_and_resends_then_answers_504(capfd):
     """An attempt that does not answer within front_timeout_s is abandoned (cancelled) and the
     request resent: answered by the next front; every attempt hung: 504 front_timeout; never
@@ -128,7 +134,9 @@ def test_ingress_abandons_a_hung_front_and_resends_then_answers_504(capfd):
     assert logged[0]["resent"] and logged[1]["reason"] == "timeout"
 
     front = _FakeFront("hang")
+    failed = _ingress_failures("GET", 504, "front_timeout")
     response = _through_ingress(front, retries=2)
+    assert _ingress_failures("GET", 504, "front_timeout") == failed + 1  # fronts never see it: counted here
     error = json.loads(response.body)["error"]
     assert response.status_code == 504 and error["code"] == "front_timeout" and len(front.calls) == 3
     assert all(c.cancelled for c in front.calls) and "within 0.2 s, 3 attempt(s)" in error["message"]
@@ -144,8 +152,10 @@ def test_ingress_abandons_a_hung_front_and_resends_then_answers_504(capfd):
     assert _through_ingress(front).status_code == 200 and len(front.calls) == 2
     assert _ingress_counts()[2] - before[2] == 1
     front = _FakeFront("die")
+    failed = _ingress_failures("GET", 503, "front_unavailable")
     response = _through_ingress(front, retries=0)
     assert response.status_code == 503 and json.loads(response.body)["error"]["code"] == "front_unavailable"
+    assert _ingress_failures("GET", 503, "front_unavailable") == failed + 1
 
 
 def test_ingress_front_timeout_zero_waits_without_limit():

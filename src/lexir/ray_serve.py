@@ -90,11 +90,15 @@ FRONT_RETRIES = Counter("lexir_front_retries", "Requests the ingress handed agai
 FRONT_TIMEOUTS = Counter("lexir_front_timeouts", "Attempts the ingress abandoned because the front replica did "
                          "not answer within --front-timeout (each then resent to another front, or answered "
                          "504 front_timeout) (lexir serve --backend ray)", registry=_INGRESS_REGISTRY)
+INGRESS_FAILURES = Counter("lexir_ingress_failures", "Requests the ingress answered itself because no front "
+                           "replica answered: 503 front_unavailable or 504 front_timeout (a front's "
+                           "lexir_http_requests_total never sees these) (lexir serve --backend ray)",
+                           ["method", "status", "code"], registry=_INGRESS_REGISTRY)
 for _reason in ("died", "timeout"):
     FRONT_RETRIES.labels(_reason)  # both series from the start, at 0
 # The bm25 parameters a shard folder is built with (the system's index-time parameters but bigrams).
 _BUILD_PARAMS = ("k1", "b", "method", "title_weight", "dedupe_query", "mode", "stopwords", "lemmatizer",
-                 "language", "stoplist", "verb_lemmas")
+                 "language", "stoplist", "verb_lemmas", "families")
 
 
 class ServeMissing(RuntimeError):
@@ -308,6 +312,10 @@ class Ingress:
             status, headers, body = await self._forward("http", (wire,), wire["request_id"], resend)
         except FrontUnavailable as exc:
             code, status = ("front_timeout", 504) if isinstance(exc, FrontTimeout) else ("front_unavailable", 503)
+            from lexir.service.observe import METHODS
+
+            method = wire["method"] if wire["method"] in METHODS else "other"
+            INGRESS_FAILURES.labels(method, str(status), code).inc()
             payload = json.dumps({"error": {"code": code, "message": str(exc)}}).encode()
             # no X-Request-ID here: Serve's proxy adds the request's to every answer
             return Response(payload, status_code=status, media_type="application/json", headers={"retry-after": "1"})

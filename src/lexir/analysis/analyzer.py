@@ -171,13 +171,16 @@ class Analyzer:
                 return _verb_lemma_stem(stemmer.stemWord, self.language)
             return stemmer.stemWord
         if self.config.lemmatizer == "morfeusz":
-            lemma = _morfeusz_lemma(families(self.language) if self.config.families else None)
+            readings = _morfeusz_readings()
         else:
             import simplemma
 
-            lemma = partial(simplemma.lemmatize, lang=self.language)
-            if self.config.families:
-                lemma = _in_family(lemma, families(self.language))
+            lemmatize = partial(simplemma.lemmatize, lang=self.language)
+
+            def readings(token: str) -> list[str]:
+                return [lemmatize(token)]
+
+        lemma = _lemma_of(readings, families(self.language) if self.config.families else {})
         language, stop = self.language, self._stop
 
         def form(token: str) -> str:
@@ -327,20 +330,23 @@ def parse_families(text: str, source: str = "families.tsv") -> dict[str, str]:
     return heads
 
 
-def _in_family(lemma, heads: dict[str, str]):
-    """``lemma`` followed by the family table: a lemma in a family becomes the family's head."""
+def _lemma_of(readings, heads: dict[str, str]):
+    """A token's lemma from its ``readings`` (a lemmatizer's lemmas, the likeliest first): the
+    first; with word families (``heads``), the head of the first reading whose lemma is in a
+    family, if any (``zniszczenie`` reads first as ``zniszczeć``, to wear out, then as
+    ``zniszczyć`` and the noun ``zniszczenie``: the family is what matters)."""
+    if not heads:
+        return lambda token: readings(token)[0]
 
-    def form(token: str) -> str:
-        found = lemma(token)
-        return heads.get(found.casefold(), found)
+    def lemma(token: str) -> str:
+        found = readings(token)
+        return next((heads[h] for h in map(str.casefold, found) if h in heads), found[0])
 
-    return form
+    return lemma
 
 
-def _morfeusz_lemma(heads: dict[str, str] | None = None):
-    """Morfeusz's lemma of a token; with ``heads`` (word families), the head of the first reading
-    whose lemma is in a family, if any: ``zniszczenie`` reads first as ``zniszczeć`` (to wear out),
-    then as ``zniszczyć`` and the noun ``zniszczenie``, and the family is what matters."""
+def _morfeusz_readings():
+    """Morfeusz's lemmas of a token, in its order (the token itself when it knows none)."""
     try:
         # faiss first: with morfeusz2's library loaded before faiss's, Morfeusz crashes the process
         # (a segmentation fault) on its next call, in whichever order the two are used afterwards
@@ -351,19 +357,12 @@ def _morfeusz_lemma(heads: dict[str, str] | None = None):
         raise ImportError("the morfeusz lemmatizer needs the 'morfeusz2' package (a dependency of lexir): pip install morfeusz2") from err
     morf = morfeusz2.Morfeusz(generate=False)
 
-    def lemma(token: str) -> str:
-        # Morfeusz returns every reading; the first lemma is the most frequent one and the
-        # part after ':' only disambiguates homographs. A word it splits (``ukradłem``: the verb
+    def readings(token: str) -> list[str]:
+        # Morfeusz returns every reading; the first lemma is the most frequent one and the part
+        # after ':' only disambiguates homographs. A word it splits (``ukradłem``: the verb
         # ``ukradł`` and the agglutinate ``em``) is read from its first segment.
-        readings = morf.analyse(token)
-        if not readings:
-            return token
-        if heads:
-            for start, _end, (_orth, base, *_rest) in readings:
-                if start == 0:
-                    head = heads.get(base.split(":", 1)[0].casefold())
-                    if head is not None:
-                        return head
-        return readings[0][2][1].split(":", 1)[0].casefold()
+        found = [base.split(":", 1)[0].casefold() for start, _end, (_orth, base, *_rest) in morf.analyse(token)
+                 if start == 0]
+        return found or [token]
 
-    return lemma
+    return readings

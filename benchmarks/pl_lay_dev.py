@@ -11,7 +11,7 @@ questions' tune split (``pl-exams:tune``) is printed beside, since a Polish defa
 what it does for questions written in the statutes' words.
 
     nice -n 5 python benchmarks/pl_lay_dev.py
-    nice -n 5 python benchmarks/pl_lay_dev.py --systems "bm25,bm25(mode=lemma;lemmatizer=morfeusz;families=true)"
+    nice -n 5 python benchmarks/pl_lay_dev.py --systems "bm25+bm25(mode=lemma;lemmatizer=morfeusz;families=true)"
 """
 
 from __future__ import annotations
@@ -23,13 +23,14 @@ from pathlib import Path
 from lexir.datasets import open as open_data
 from lexir.evaluation.evaluate import evaluate
 from lexir.retrieval.build import build_retriever
+from lexir.retrieval.spec import parse_spec_list
 from lexir.types import Query
 
 HERE = Path(__file__).parent
 MEASURES = ("nDCG@10", "Hit@10", "R@100", "MRR")
 LEMMA = "bm25(mode=lemma;lemmatizer=morfeusz)"
 FAMILIES = "bm25(mode=lemma;lemmatizer=morfeusz;families=true)"
-DEFAULT_SYSTEMS = ",".join(["bm25", LEMMA, FAMILIES, "dense", "recommended"])
+DEFAULT_SYSTEMS = "+".join(["bm25", LEMMA, FAMILIES, "dense", "recommended"])
 
 
 def lay_questions(path: Path = HERE / "data" / "pl_lay_dev.jsonl") -> tuple[list[Query], dict]:
@@ -46,19 +47,6 @@ def lay_questions(path: Path = HERE / "data" / "pl_lay_dev.jsonl") -> tuple[list
     return queries, qrels
 
 
-def split_systems(text: str) -> list[str]:
-    """Comma-separated specs; commas inside parentheses belong to a spec."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        depth += (ch == "(") - (ch == ")")
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    return [s for s in [*out, cur.strip()] if s]
-
-
 def scores(retriever, queries, qrels) -> dict[str, float]:
     run = retriever.search_many(queries, 100)
     ev = evaluate({q.id: run.get(q.id, {}) for q in queries}, {q.id: qrels[q.id] for q in queries}, MEASURES)
@@ -67,7 +55,7 @@ def scores(retriever, queries, qrels) -> dict[str, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--systems", default=DEFAULT_SYSTEMS, help="comma-separated system specs")
+    ap.add_argument("--systems", default=DEFAULT_SYSTEMS, help="system specs joined by '+' (as combsum's systems=)")
     ap.add_argument("--no-exams", action="store_true", help="skip the exams' tune split")
     args = ap.parse_args()
     queries, qrels = lay_questions()
@@ -78,7 +66,7 @@ def main() -> None:
           + ("" if exams is None else f"; pl-exams:tune {len(tune)} questions"))
     header = " | ".join(f"lay {m}" for m in MEASURES) + ("" if exams is None else " | exams nDCG@10 | exams R@100")
     print(f"| system | {header} |")
-    for spec in split_systems(args.systems):
+    for spec in map(str, parse_spec_list(args.systems)):
         lay = scores(build_retriever(codes, spec), queries, qrels)
         cells = [f"{lay[m]:.3f}" for m in MEASURES]
         if exams is not None:

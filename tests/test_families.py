@@ -66,13 +66,11 @@ def test_a_defaults_row_may_carry_families():
         parse_defaults("pl\tlemma;families=yes\tbm25\tx\n*\traw\tbm25\tx\n")
 
 
-def test_bm25_with_families_finds_theft_for_a_first_person_question():
-    from lexir.datasets import open as open_data
+def test_bm25_with_families_finds_theft_for_a_first_person_question(demo_bench):
     from lexir.retrieval.build import build_retriever
     from lexir.types import Query
 
-    demo = open_data("demo")
-    corpus = getattr(demo, "corpus", demo)
+    corpus = demo_bench.corpus
     question = [Query("q", "ukradłem rower koledze, co mi grozi?")]
     spec = "bm25(mode=lemma;lemmatizer=morfeusz{})"
     found = {flag: list(build_retriever(corpus, spec.format(flag), cache=False).search_many(question, 10)["q"])

@@ -97,3 +97,19 @@ def test_morfeusz_survives_faiss_whichever_is_asked_for_first():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split("\n")[:2] == ["['kradzież']", "['kradzież'] 4"]
+
+
+def test_the_page_marks_the_words_recommended_matched(demo_bench):
+    """A hit's snippet marks words with the analyzer of the BM25 that matched them, found however
+    deep it sits: under an act cue and exam options (as in Polish recommended, less its dense
+    part, which would encode the demo), the families'."""
+    from lexir.retrieval.build import build_retriever
+    from lexir.structure.hits import hit_analyzer, snippet
+
+    nested = build_retriever(demo_bench.corpus, "act-cue(base=options(base=bm25(mode=lemma;lemmatizer=morfeusz;"
+                                                "families=true);weight=0.5))")
+    analyze = hit_analyzer(nested, "pl")
+    assert analyze.config.families
+    question = frozenset(analyze("ukradłem rower koledze"))
+    text = next(d.text for d in demo_bench.corpus if d.id == "kk::279")  # "Kto kradnie z włamaniem"
+    assert "<mark>kradnie</mark>" in snippet(text, question, analyze)

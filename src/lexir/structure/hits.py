@@ -174,12 +174,16 @@ def format_hits(view: Units, results: Sequence[tuple[str, float]], query: str,
 
 def hit_analyzer(retriever: Any, language: str) -> Callable[[str], list[str]]:
     """The analyzer that decides which words of a hit count as matched: the retriever's own when it
-    has one (BM25, or a BM25 part of a fused system), else a stemming analyzer of the language,
-    else plain words."""
-    analyzer = getattr(retriever, "analyzer", None)
-    if analyzer is None:
-        parts = getattr(retriever, "parts", None) or []
-        analyzer = next((p.analyzer for p in parts if getattr(p, "analyzer", None) is not None), None)
+    has one (BM25), else the nearest one inside it (a composite's ``inner``, ``base`` and ``parts``,
+    level by level: the BM25 under ``recommended``'s act cue, fusion and exam options), else a
+    stemming analyzer of the language, else plain words."""
+    analyzer, level, seen = None, [retriever], set()
+    while level and analyzer is None:
+        analyzer = next((r.analyzer for r in level if getattr(r, "analyzer", None) is not None), None)
+        seen.update(map(id, level))
+        level = [c for r in level for c in (getattr(r, "inner", None), getattr(r, "base", None),
+                                            *(getattr(r, "parts", None) or ()))
+                 if c is not None and id(c) not in seen]
     if analyzer is None:
         from lexir.analysis import Analyzer
 

@@ -1,0 +1,121 @@
+"""Everyday questions (issue 30, item 2): which analysis and fusion meet a lay question's words.
+
+Each language has a file of questions written for the choice as a newcomer would ask them (first
+person, everyday words), each with the article(s) a lawyer would cite, checked against the
+article's text. They are development data: settings are chosen here, so the figures are not a
+measure of unseen questions. Beside them the script prints the development sets the language's
+defaults were chosen on before, since a default must not lose what it does for questions written in
+the statutes' words.
+
+- ``pl``: ``data/pl_lay_dev.jsonl``, 45 questions (28 Kodeks karny, 17 Kodeks cywilny), searched over
+  all five codes (``pl-codes``, 4,318 articles); beside them the exam questions' tune split
+  (``pl-exams:tune``). Written after the word families (``lexir/analysis/data/families/pl.tsv``,
+  read off the codes' own verbs) and not changed to fit them.
+- ``fr``: ``data/fr_lay_dev.jsonl``, 45 questions (15 Code pénal, 12 Code civil, 11 Code du travail,
+  7 Code de la consommation), searched over those codes and the Code de procédure civile as in force
+  (``fr-codes``' five development codes, 20,281 articles); beside them ``fr-dev``'s heading and
+  held-out-sentence known-item splits. Dense runs through ``encoder=onnx`` (the same e5-small as
+  the base install's ``dense``, about four times faster here), as ``experiments/fr-dev-dense.yaml``.
+
+    nice -n 5 python benchmarks/lay_dev.py --lang pl
+    nice -n 5 python benchmarks/lay_dev.py --lang fr --systems "bm25+bm25(mode=stem;stoplist=iso)"
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from lexir.datasets import open as open_data
+from lexir.evaluation.evaluate import evaluate
+from lexir.retrieval.build import build_retriever
+from lexir.retrieval.spec import parse_spec_list
+from lexir.types import Corpus, Query
+
+HERE = Path(__file__).parent
+MEASURES = ("nDCG@10", "Hit@10", "R@100", "MRR")
+
+
+def _pl_codes() -> Corpus:
+    return open_data("pl-codes")
+
+
+def _fr_codes() -> Corpus:
+    """The five codes of ``fr-dev`` as in force, their texts whole (``fr-dev`` itself holds its
+    known-item queries' words out of the index)."""
+    from lexir.jurisdictions.fr.datasets import DEV_CODES
+
+    codes = open_data("fr-codes")
+    return Corpus("fr-dev-codes", [d for d in codes if d.act in DEV_CODES], language=codes.language,
+                  jurisdiction=codes.jurisdiction, acts=[a for a in codes.acts.values() if a.id in DEV_CODES])
+
+
+@dataclass(frozen=True)
+class LaySet:
+    file: str
+    corpus: Callable[[], Corpus]
+    checks: tuple[tuple[str, str], ...]  # (benchmark, split) printed beside
+    systems: tuple[str, ...]  # the default rows
+
+
+LAY_SETS = {
+    "pl": LaySet("pl_lay_dev.jsonl", _pl_codes, (("pl-exams", "tune"),), (
+        "bm25", "bm25(mode=lemma;lemmatizer=morfeusz)", "bm25(mode=lemma;lemmatizer=morfeusz;families=true)",
+        "dense", "recommended")),
+    "fr": LaySet("fr_lay_dev.jsonl", _fr_codes, (("fr-dev", "heading"), ("fr-dev", "sentence")), (
+        "bm25", "dense(encoder=onnx)",
+        "combsum(systems=bm25(mode=stem;bigrams=0.25)+dense(encoder=onnx);weights=1,0.35)")),
+}
+
+
+def lay_questions(path: Path) -> tuple[list[Query], dict]:
+    queries, qrels = [], {}
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            queries.append(Query(row["id"], row["text"]))
+            qrels[row["id"]] = {doc: 1 for doc in row["gold"]}
+        except (ValueError, KeyError) as err:
+            raise SystemExit(f"{path}:{lineno}: {err}") from None
+    return queries, qrels
+
+
+def scores(retriever, queries, qrels) -> dict[str, float]:
+    run = retriever.search_many(queries, 100)
+    ev = evaluate({q.id: run.get(q.id, {}) for q in queries}, {q.id: qrels[q.id] for q in queries}, MEASURES)
+    return {m: ev.mean(m) for m in MEASURES}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lang", choices=sorted(LAY_SETS), required=True)
+    ap.add_argument("--systems", help="system specs joined by '+' (as combsum's systems=); default: the language's rows")
+    ap.add_argument("--no-checks", action="store_true", help="skip the development sets printed beside")
+    args = ap.parse_args()
+    lay = LAY_SETS[args.lang]
+    queries, qrels = lay_questions(HERE / "data" / lay.file)
+    missing = sorted({doc for gold in qrels.values() for doc in gold} - set((corpus := lay.corpus()).ids))
+    if missing:
+        raise SystemExit(f"{lay.file}: gold articles not in {corpus.name}: {', '.join(missing)}")
+    checks = [] if args.no_checks else [(f"{name}:{split}", (bench := open_data(name)).corpus,
+                                         bench.queries.split(split)) for name, split in lay.checks]
+    print(f"{len(queries)} lay questions over {corpus.name} ({len(corpus)} articles)"
+          + "".join(f"; {label} {len(qs)} questions" for label, _, qs in checks))
+    header = " | ".join(f"lay {m}" for m in MEASURES) + "".join(f" | {label} nDCG@10" for label, _, _ in checks)
+    print(f"| system | {header} |")
+    specs = parse_spec_list(args.systems) if args.systems else lay.systems
+    for spec in map(str, specs):
+        found = scores(build_retriever(corpus, spec), queries, qrels)
+        cells = [f"{found[m]:.3f}" for m in MEASURES]
+        for _, check_corpus, qs in checks:
+            cells.append(f"{scores(build_retriever(check_corpus, spec), list(qs.queries), qs.qrels)['nDCG@10']:.3f}")
+        print(f"| `{spec}` | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from lexir.analysis.shape import first_person_words, in_first_person
 from lexir.retrieval.base import Explanation, Retriever, register_system
 from lexir.retrieval.context import BuildContext
 from lexir.retrieval.params import Param
@@ -119,9 +120,11 @@ def fuse(runs: Sequence[Run], method: str = "rrf", **params) -> Run:
 
 
 # A question of this many words or more is told, not typed: a case in the asker's own words, where
-# meaning carries further than shared words. A weighted fusion may give such questions their own
-# weights (``long_words``, ``long_weights``); 0 words: every question gets ``weights``.
-SHAPE_PARAMS = ("long_words", "long_weights")
+# meaning carries further than shared words. So is a question in the first person (``first_person``:
+# "j'ai piqué le vélo de mon voisin"; statutes and exam stems speak in the third person). A weighted
+# fusion may give told questions their own weights (``long_words``, ``first_person``,
+# ``long_weights``); with neither rule on, every question gets ``weights``.
+SHAPE_PARAMS = ("long_words", "long_weights", "first_person")
 
 
 def words(text: str) -> int:
@@ -134,8 +137,9 @@ class FusedRetriever(Retriever):
     weighted one may weigh the parts otherwise for long questions (``long_words``, ``long_weights``)."""
 
     def __init__(self, parts: list[Retriever], method: str, depth: int = 100, name: str = "",
-                 part_names: Sequence[str] = (), **params) -> None:
+                 part_names: Sequence[str] = (), language: str = "", **params) -> None:
         self.parts, self.method, self.depth, self.name = parts, method, depth, name or method
+        self.language = language  # the corpus's: whose first-person words tell a told question
         self.part_names = list(part_names) or [getattr(p, "name", str(i)) for i, p in enumerate(parts)]
         self.params = {**params, "depth": depth}
         self._check(self.params)  # refuse bad parameters at build time
@@ -153,21 +157,32 @@ class FusedRetriever(Retriever):
         long_words = int(params.get("long_words") or 0)
         if long_words < 0:
             raise ValueError(f"long_words must be 0 (off) or a number of words; got {long_words}")
-        if not long_words:
+        if params.get("first_person"):
+            if not self.language:
+                raise ValueError("first_person needs the corpus's language (its first-person words)")
+            first_person_words(self.language)  # a language without words fails here, naming the table
+        elif not long_words:
             return plain, None
         if self.method not in ("wrrf", "combsum"):
-            raise ValueError(f"long_words needs weights: {self.method} fusion has none")
+            rule = "first_person" if params.get("first_person") else "long_words"
+            raise ValueError(f"{rule} needs weights: {self.method} fusion has none")
         return plain, {**plain, "weights": params.get("long_weights") or plain.get("weights", "")}
 
     def _fuse(self, runs: Sequence[Run], queries: Sequence[Query]) -> Run:
         plain, long = self._fusion_params(self.params)
         if long is None:
             return fuse(runs, self.method, **plain)
-        cut = int(self.params["long_words"])
-        told = {q.id for q in queries if words(q.text) >= cut}
+        told = {q.id for q in queries if self.told(q.text)}
         short_runs = [{q: r for q, r in run.items() if q not in told} for run in runs]
         long_runs = [{q: r for q, r in run.items() if q in told} for run in runs]
         return {**fuse(short_runs, self.method, **plain), **fuse(long_runs, self.method, **long)}
+
+    def told(self, text: str) -> bool:
+        """Whether a question is told (a case in the asker's words): at least ``long_words`` words,
+        or in the first person with ``first_person`` on."""
+        cut = int(self.params.get("long_words") or 0)
+        return bool((cut and words(text) >= cut)
+                    or (self.params.get("first_person") and in_first_person(text, self.language)))
 
     def with_params(self, values: Mapping[str, Any]) -> FusedRetriever:
         """The same parts fused with other parameters of the method (``k``, ``k0``, ``weights``,
@@ -221,36 +236,39 @@ def build_rrf(corpus: Corpus, *, systems, k, depth, context: BuildContext) -> Fu
 
 LONG_WORDS = Param(0, "questions of at least this many words (told cases, not typed keywords) are fused with "
                    "long_weights (0: every question with weights)", type=int, low=0, high=100_000, query_time=True)
-LONG_WEIGHTS = Param("", "the weights for questions of at least long_words words (empty: weights)", type=str,
-                     query_time=True)
+LONG_WEIGHTS = Param("", "the weights for told questions: at least long_words words, or in the first person with "
+                     "first_person=true (empty: weights)", type=str, query_time=True)
+FIRST_PERSON = Param(False, "questions in the first person (I, me, my: lexir/analysis/data/first_person.tsv, by the "
+                     "corpus's language) are told cases, fused with long_weights", type=bool, query_time=True)
 
 
-def _shape(long_words: int, long_weights: str, n: int) -> dict[str, Any]:
+def _shape(long_words: int, long_weights: str, first_person: bool, n: int) -> dict[str, Any]:
     if long_weights:
         parse_weights(long_weights, n)
-    return {"long_words": long_words, "long_weights": long_weights}
+    return {"long_words": long_words, "long_weights": long_weights, "first_person": first_person}
 
 
 @register_system("wrrf", "weighted reciprocal rank fusion with its own k0 and per-system weights",
                  systems="bm25+dense", weights="", k0=20.0, depth=100, long_words=LONG_WORDS,
-                 long_weights=LONG_WEIGHTS)
-def build_wrrf(corpus: Corpus, *, systems, weights, k0, depth, long_words, long_weights,
+                 long_weights=LONG_WEIGHTS, first_person=FIRST_PERSON)
+def build_wrrf(corpus: Corpus, *, systems, weights, k0, depth, long_words, long_weights, first_person,
                context: BuildContext) -> FusedRetriever:
     specs = parse_spec_list(systems)
     parse_weights(weights, len(specs))  # refuse a wrong count before building anything
-    shape = _shape(long_words, long_weights, len(specs))
+    shape = _shape(long_words, long_weights, first_person, len(specs))
     return FusedRetriever(context.build_all(specs, corpus), "wrrf", depth, part_names=[str(s) for s in specs],
-                          weights=weights, k0=k0, **shape)
+                          language=corpus.language, weights=weights, k0=k0, **shape)
 
 
 @register_system("combsum", "weighted sum of normalised scores (minmax or zscore) of several systems",
                  systems="bm25+dense", weights="", norm="minmax", depth=100, long_words=LONG_WORDS,
-                 long_weights=LONG_WEIGHTS)
-def build_combsum(corpus: Corpus, *, systems, weights, norm, depth, long_words, long_weights,
+                 long_weights=LONG_WEIGHTS, first_person=FIRST_PERSON)
+def build_combsum(corpus: Corpus, *, systems, weights, norm, depth, long_words, long_weights, first_person,
                   context: BuildContext) -> FusedRetriever:
     specs = parse_spec_list(systems)
     parse_weights(weights, len(specs))
     normalise({}, norm)
-    shape = _shape(long_words, long_weights, len(specs))
+    shape = _shape(long_words, long_weights, first_person, len(specs))
     return FusedRetriever(context.build_all(specs, corpus), "combsum", depth,
-                          part_names=[str(s) for s in specs], weights=weights, norm=norm, **shape)
+                          part_names=[str(s) for s in specs], language=corpus.language, weights=weights, norm=norm,
+                          **shape)

@@ -345,8 +345,8 @@ def _lemma_of(readings, heads: dict[str, str]):
     return lemma
 
 
-def _morfeusz_readings():
-    """Morfeusz's lemmas of a token, in its order (the token itself when it knows none)."""
+def morfeusz():
+    """A new Morfeusz analyser (morfeusz2, generation off); each user keeps its own."""
     try:
         # faiss first: with morfeusz2's library loaded before faiss's, Morfeusz crashes the process
         # (a segmentation fault) on its next call, in whichever order the two are used afterwards
@@ -355,7 +355,12 @@ def _morfeusz_readings():
         import morfeusz2
     except ImportError as err:  # pragma: no cover - depends on the environment
         raise ImportError("the morfeusz lemmatizer needs the 'morfeusz2' package (a dependency of lexir): pip install morfeusz2") from err
-    morf = morfeusz2.Morfeusz(generate=False)
+    return morfeusz2.Morfeusz(generate=False)
+
+
+def _morfeusz_readings():
+    """Morfeusz's lemmas of a token, in its order (the token itself when it knows none)."""
+    morf = morfeusz()
 
     def readings(token: str) -> list[str]:
         # Morfeusz returns every reading; the first lemma is the most frequent one and the part

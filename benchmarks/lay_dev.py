@@ -38,6 +38,7 @@ import argparse
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from lexir.datasets import open as open_data
@@ -50,10 +51,6 @@ HERE = Path(__file__).parent
 MEASURES = ("nDCG@10", "Hit@10", "R@100", "MRR")
 
 
-def _pl_codes() -> Corpus:
-    return open_data("pl-codes")
-
-
 def _fr_codes() -> Corpus:
     """The five codes of ``fr-dev`` as in force, their texts whole (``fr-dev`` itself holds its
     known-item queries' words out of the index)."""
@@ -62,10 +59,6 @@ def _fr_codes() -> Corpus:
     codes = open_data("fr-codes")
     return Corpus("fr-dev-codes", [d for d in codes if d.act in DEV_CODES], language=codes.language,
                   jurisdiction=codes.jurisdiction, acts=[a for a in codes.acts.values() if a.id in DEV_CODES])
-
-
-def _at_laws() -> Corpus:
-    return open_data("at-laws")
 
 
 @dataclass(frozen=True)
@@ -77,13 +70,13 @@ class LaySet:
 
 
 LAY_SETS = {
-    "pl": LaySet("pl_lay_dev.jsonl", _pl_codes, (("pl-exams", "tune"),), (
+    "pl": LaySet("pl_lay_dev.jsonl", partial(open_data, "pl-codes"), (("pl-exams", "tune"),), (
         "bm25", "bm25(mode=lemma;lemmatizer=morfeusz)", "bm25(mode=lemma;lemmatizer=morfeusz;families=true)",
         "dense", "recommended")),
     "fr": LaySet("fr_lay_dev.jsonl", _fr_codes, (("fr-dev", "heading"), ("fr-dev", "sentence")), (
         "bm25", "dense(encoder=onnx)",
         "combsum(systems=bm25(mode=stem;bigrams=0.25)+dense(encoder=onnx);weights=1,0.35)")),
-    "at": LaySet("at_lay_dev.jsonl", _at_laws, (("at-dev", "heading"), ("at-dev", "sentence")), (
+    "at": LaySet("at_lay_dev.jsonl", partial(open_data, "at-laws"), (("at-dev", "heading"), ("at-dev", "sentence")), (
         "bm25", "dense(encoder=onnx)",
         "combsum(systems=bm25(mode=stem;stoplist=iso;verb_lemmas=true)+dense(encoder=onnx);weights=1,0.75)",
         "combsum(systems=bm25(mode=stem;stoplist=iso;verb_lemmas=true)+dense(encoder=onnx);weights=1,0.75;"
@@ -105,6 +98,11 @@ def lay_questions(path: Path) -> tuple[list[Query], dict]:
     return queries, qrels
 
 
+def missing_gold(qrels: dict, corpus: Corpus) -> list[str]:
+    """The gold articles of ``qrels`` that ``corpus`` does not hold, sorted."""
+    return sorted({doc for gold in qrels.values() for doc in gold} - set(corpus.ids))
+
+
 def scores(retriever, queries, qrels) -> dict[str, float]:
     run = retriever.search_many(queries, 100)
     ev = evaluate({q.id: run.get(q.id, {}) for q in queries}, {q.id: qrels[q.id] for q in queries}, MEASURES)
@@ -120,7 +118,8 @@ def main() -> None:
     args = ap.parse_args()
     lay = LAY_SETS[args.set]
     queries, qrels = lay_questions(HERE / "data" / lay.file)
-    missing = sorted({doc for gold in qrels.values() for doc in gold} - set((corpus := lay.corpus()).ids))
+    corpus = lay.corpus()
+    missing = missing_gold(qrels, corpus)
     if missing:
         raise SystemExit(f"{lay.file}: gold articles not in {corpus.name}: {', '.join(missing)}")
     checks = [] if args.no_checks else [(f"{name}:{split}", (bench := open_data(name)).corpus,

@@ -5,24 +5,14 @@ otherwise make the questions unanswerable without a word). A malformed line name
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
-
-
-def _lay_dev():
-    spec = importlib.util.spec_from_file_location("lay_dev", BENCH / "lay_dev.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("lay_dev", module)  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
-    return sys.modules["lay_dev"]
-
-
-LAY = _lay_dev()
+sys.path.insert(0, str(BENCH))
+import lay_dev as LAY  # noqa: E402
 
 
 @pytest.mark.parametrize("name", sorted(LAY.LAY_SETS))
@@ -33,7 +23,7 @@ def test_every_lay_question_cites_articles_of_its_corpus(name, data_dir, monkeyp
     assert len({q.id for q in queries}) == len(queries), "two questions share an id"
     assert all(q.text.strip() and qrels[q.id] for q in queries)
     corpus = lay.corpus()
-    missing = sorted({doc for gold in qrels.values() for doc in gold} - set(corpus.ids))
+    missing = LAY.missing_gold(qrels, corpus)
     assert not missing, f"{lay.file}: gold articles not in {corpus.name}: {missing}"
 
 

@@ -98,7 +98,7 @@ for _reason in ("died", "timeout"):
     FRONT_RETRIES.labels(_reason)  # both series from the start, at 0
 # The bm25 parameters a shard folder is built with (the system's index-time parameters but bigrams).
 _BUILD_PARAMS = ("k1", "b", "method", "title_weight", "dedupe_query", "mode", "stopwords", "lemmatizer",
-                 "language", "stoplist", "verb_lemmas", "families")
+                 "language", "stoplist", "verb_lemmas", "families", "compounds")
 
 
 class ServeMissing(RuntimeError):

@@ -2,6 +2,7 @@
 
 The steps, in order: hyphenated line-break repair, Unicode NFKC, case folding, (Greek)
 accent stripping and final-sigma folding, tokenisation into runs of letters and digits,
+(``compounds=true``) each compound followed by its parts (:mod:`lexir.analysis.compounds`),
 stopword removal, then one of three term forms:
 
 * ``raw``   - the folded token itself;
@@ -24,8 +25,9 @@ import unicodedata
 from dataclasses import asdict, dataclass
 from functools import cache, partial
 from importlib import resources
-from itertools import filterfalse
+from itertools import chain, filterfalse
 
+from lexir.analysis.compounds import Splitter, word_counts
 from lexir.analysis.languages import SNOWBALL, normalise_language
 
 MODES = ("raw", "stem", "lemma")
@@ -105,7 +107,7 @@ class AnalyzerConfig:
     stoplist: str = ""  # "" (or "lexir") lexir's own list, data/stopwords/<code>.txt; else a named one
     verb_lemmas: bool = False  # stem mode: verb forms are stemmed from their simplemma lemma
     families: bool = False  # lemma mode: the lemmas of a word family (data/families/<code>.tsv) meet
-
+    compounds: bool = False  # raw and stem mode: a compound's parts follow it (data/compounds/<code>.tsv)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "language", normalise_language(self.language))
@@ -125,6 +127,10 @@ class AnalyzerConfig:
             if self.mode != "lemma":
                 raise ValueError("families is an option of mode 'lemma' (it joins the lemmas of a word family)")
             families(self.language)  # a language without a table fails here, naming the file
+        if self.compounds:
+            if self.mode == "lemma":
+                raise ValueError("compounds is an option of modes 'raw' and 'stem' (a lemmatizer reads the word whole)")
+            word_counts(self.language)  # a language without a table fails here, naming the file
 
     @property
     def name(self) -> str:
@@ -132,6 +138,7 @@ class AnalyzerConfig:
         stop = (f"-stop:{self.stoplist}" if self.stoplist else "") if self.stopwords else "-nostop"
         verbs = "-verbs" if self.verb_lemmas else ""
         tail += "-families" if self.families else ""
+        tail += "-compounds" if self.compounds else ""
         return f"{self.language}-{self.mode}{verbs}{tail}{stop}"
 
     def to_dict(self) -> dict:
@@ -152,6 +159,8 @@ class Analyzer:
         # Term forms are cached per surface token: legal vocabularies are small and repetitive,
         # so stemming or lemmatising each distinct token once is the whole cost.
         self._forms: dict[str, str] = _FormCache(self._transform) if self._transform else {}
+        # A compound's parts are surface tokens of their own, after the compound (compounds=true).
+        self._split = _FormCache(_with_parts(Splitter(word_counts(self.language)))) if config.compounds else None
 
     @classmethod
     def create(cls, language: str, mode: str = "raw", **options) -> Analyzer:
@@ -213,7 +222,8 @@ class Analyzer:
 
     def surface(self, text: str) -> list[str]:
         """The tokens of ``text`` as they are looked up, before stopwords and term forms: folded
-        (lemma mode: only lower-cased, see the module docstring). The non-empty ``term(t)`` of
+        (lemma mode: only lower-cased, see the module docstring); with ``compounds``, a compound
+        followed by its parts. The non-empty ``term(t)`` of
         these are ``tokens(text)`` less its empty terms (what a query searches for). A searcher
         can keep what each distinct surface token stands for, and skip the work on repeats."""
         return self._surface_folded(self._fold_surface(_join_hyphenated(text)))
@@ -260,6 +270,8 @@ class Analyzer:
         min_len = self.config.min_length
         if min_len > 1:
             found = [t for t in found if len(t) >= min_len]
+        if self._split is not None:
+            found = list(chain.from_iterable(map(self._split.__getitem__, found)))
         return found
 
     __call__ = tokens
@@ -284,8 +296,18 @@ def _verb_lemma_stem(stem, language: str):
     return form
 
 
+def _with_parts(splitter: Splitter):
+    """A surface token, then the parts of the compound it is (:mod:`lexir.analysis.compounds`)."""
+
+    def tokens(token: str) -> tuple[str, ...]:
+        return (token, *splitter.parts(token))
+
+    return tokens
+
+
 class _FormCache(dict):
-    """Surface token -> term form, computing (and keeping) the form of a token on first use."""
+    """Surface token -> what it becomes (a term form, or the token and its parts), computed (and
+    kept) on first use."""
 
     __slots__ = ("transform",)
 

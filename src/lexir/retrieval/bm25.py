@@ -273,11 +273,12 @@ class BM25Retriever(Retriever):
 
 
 def make_analyzer(corpus: Corpus, language: str, mode: str, stopwords: bool, lemmatizer: str,
-                  stoplist: str = "", verb_lemmas: bool = False, families: bool = False) -> Analyzer:
+                  stoplist: str = "", verb_lemmas: bool = False, families: bool = False,
+                  compounds: bool = False) -> Analyzer:
     """The analyzer of ``language`` (else the corpus's); ``mode="auto"`` is that language's default
     analysis from ``lexir/analysis/data/defaults.tsv`` (each chosen on that language's development
-    data): its mode and the options the row names beside it (German: stopwords-iso, verb lemmas),
-    a ``stoplist`` or ``verb_lemmas`` given here taking precedence."""
+    data): its mode and the options the row names beside it (German: stopwords-iso, verb lemmas,
+    compounds), a ``stoplist`` or an option turned on here taking precedence."""
     language = language or corpus.language
     if not language:
         raise ValueError(f"corpus {corpus.name!r} has no language: pass language=… (any Snowball language)")
@@ -289,8 +290,10 @@ def make_analyzer(corpus: Corpus, language: str, mode: str, stopwords: bool, lem
         stoplist = stoplist or str(options.get("stoplist", ""))
         verb_lemmas = verb_lemmas or bool(options.get("verb_lemmas", False))
         families = families or bool(options.get("families", False))
+        compounds = compounds or bool(options.get("compounds", False))
     return Analyzer(AnalyzerConfig(language=language, mode=mode, stopwords=stopwords, lemmatizer=lemmatizer,
-                                   stoplist=stoplist, verb_lemmas=verb_lemmas, families=families))
+                                   stoplist=stoplist, verb_lemmas=verb_lemmas, families=families,
+                                   compounds=compounds))
 
 
 def _auto_modes() -> str:
@@ -315,12 +318,16 @@ def _auto_modes() -> str:
                       "mode=auto: on where the language's row says so (de)"),
     families=Param(False, "mode=lemma: the lemmas of a word family meet (lexir/analysis/data/families/<lang>.tsv: "
                    "a verb's two aspects and its noun, ukradłem meets kradzież; pl)"),
+    compounds=Param(False, "mode=raw|stem: a compound's parts are indexed and searched after it "
+                    "(lexir/analysis/data/compounds/<lang>.tsv: Mietvertragskündigung meets Kündigung; de); "
+                    "mode=auto: on where the language's row says so"),
     method="lucene", title_weight=1, dedupe_query=True,
     bigrams=Param(0.0, "weight of BM25 over adjacent term pairs added to the score (phrase evidence; 0 = off)"),
 )
 def build_bm25(corpus: Corpus, *, k1, b, mode, stopwords, lemmatizer, language, stoplist, verb_lemmas, families,
-               method, title_weight, dedupe_query, bigrams, progress=None) -> Retriever:
-    analyzer = make_analyzer(corpus, language, mode, stopwords, lemmatizer, stoplist, verb_lemmas, families)
+               compounds, method, title_weight, dedupe_query, bigrams, progress=None) -> Retriever:
+    analyzer = make_analyzer(corpus, language, mode, stopwords, lemmatizer, stoplist, verb_lemmas, families,
+                             compounds)
     if bigrams:  # phrase evidence: adjacent term pairs in a second index, weighted (retrieval/evidence.py)
         from lexir.retrieval.evidence import PhraseBM25
 

@@ -90,12 +90,14 @@ def _pieces(term_ids: np.ndarray, lengths: np.ndarray, positions: np.ndarray) ->
 def build(corpus: Corpus, folder: str | Path, shards: int, *, k1: float = 1.2, b: float = 0.75,
           method: str = "lucene", title_weight: int = 1, dedupe_query: bool = True, mode: str = "auto",
           stopwords: bool = True, lemmatizer: str = "simplemma", language: str = "", stoplist: str = "",
-          verb_lemmas: bool = False, families: bool = False, progress: Callable[[int], None] | None = None) -> Path:
+          verb_lemmas: bool = False, families: bool = False, compounds: bool = False,
+          progress: Callable[[int], None] | None = None) -> Path:
     """Cut ``corpus`` into ``shards`` shards (:func:`plan`) and write them to ``folder``: the plan
     (``lexir-shards.json``: analyzer, BM25 parameters, fingerprint), the whole vocabulary and
     document ids, and per shard ``shard-<i>/`` its score matrix (built with the whole corpus's
     statistics) and its documents' global positions. The parameters are the ``bm25`` system's."""
-    analyzer = make_analyzer(corpus, language, mode, stopwords, lemmatizer, stoplist, verb_lemmas, families)
+    analyzer = make_analyzer(corpus, language, mode, stopwords, lemmatizer, stoplist, verb_lemmas, families,
+                             compounds)
     term_ids, lengths, vocab = analysed(corpus, analyzer, title_weight, progress)
     vocab.setdefault("", len(vocab))  # as BM25Retriever.index_flat: the empty column
     cuts = plan(corpus, shards)

@@ -98,3 +98,19 @@ def test_greek_lemmas_differ_from_raw_tokens_on_real_statute(data_dir):
 def test_lemma_mode_removes_stopwords_before_lemmatising():
     assert Analyzer.create("el", "lemma")("της ποινής και του") == ["ποινη"]
     assert Analyzer.create("pl", "lemma", stopwords=False)("i kara") == ["i", "kara"]
+
+
+@pytest.mark.parametrize("options", [{"mode": "stem"}, {"mode": "stem", "compounds": True}, {"mode": "lemma"}])
+def test_an_analyzer_keeps_a_bounded_number_of_word_forms(options):
+    # a service analyses every new word its questions bring: what the analyzer keeps must not grow with them
+    from lexir.analysis.analyzer import MAX_FORMS
+
+    analyzer, fresh = Analyzer.create("de", **options), Analyzer.create("de", **options)
+    kept = [cache for cache in (analyzer._forms, analyzer._split) if cache is not None]
+    assert kept and all(cache.limit == MAX_FORMS for cache in kept)
+    for cache in kept:
+        cache.limit = 50
+    words = [f"Wort{i}er Kündigungsfrist{i} Mietvertragskündigung" for i in range(200)]
+    got = [analyzer(w) for w in words]
+    assert all(len(cache) <= 50 for cache in kept)
+    assert got == [fresh(w) for w in words]  # forms computed again after a clear are the same forms

@@ -305,17 +305,24 @@ def _with_parts(splitter: Splitter):
     return tokens
 
 
+# Distinct surface tokens whose forms an analyzer keeps: above all German federal law's 285k, and
+# bounded, since a service analyses every new word its questions bring (for ever).
+MAX_FORMS = 1 << 19
+
+
 class _FormCache(dict):
     """Surface token -> what it becomes (a term form, or the token and its parts), computed (and
-    kept) on first use."""
+    kept) on first use; emptied when it holds ``limit`` tokens (then it fills again)."""
 
-    __slots__ = ("transform",)
+    __slots__ = ("limit", "transform")
 
-    def __init__(self, transform) -> None:
+    def __init__(self, transform, limit: int = MAX_FORMS) -> None:
         super().__init__()
-        self.transform = transform
+        self.transform, self.limit = transform, limit
 
     def __missing__(self, token: str) -> str:
+        if len(self) >= self.limit:
+            self.clear()  # one whole-dict operation: a reader meanwhile finds the form or computes it
         form = self[token] = self.transform(token)
         return form
 

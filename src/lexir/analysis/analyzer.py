@@ -222,10 +222,10 @@ class Analyzer:
 
     def surface(self, text: str) -> list[str]:
         """The tokens of ``text`` as they are looked up, before stopwords and term forms: folded
-        (lemma mode: only lower-cased, see the module docstring); with ``compounds``, a compound
-        followed by its parts. The non-empty ``term(t)`` of
-        these are ``tokens(text)`` less its empty terms (what a query searches for). A searcher
-        can keep what each distinct surface token stands for, and skip the work on repeats."""
+        (lemma mode: only lower-cased, see the module docstring); with ``compounds``, each
+        compound followed by its parts. The non-empty ``term(t)`` of these are ``tokens(text)``
+        less its empty terms (what a query searches for). A searcher can keep what each distinct
+        surface token stands for, and skip the work on repeats."""
         return self._surface_folded(self._fold_surface(_join_hyphenated(text)))
 
     def pieces_joined(self, texts: list[str]) -> list[str] | None:
@@ -320,7 +320,7 @@ class _FormCache(dict):
         super().__init__()
         self.transform, self.limit = transform, limit
 
-    def __missing__(self, token: str) -> str:
+    def __missing__(self, token: str):
         if len(self) >= self.limit:
             self.clear()  # one whole-dict operation: a reader meanwhile finds the form or computes it
         form = self[token] = self.transform(token)

@@ -1,5 +1,5 @@
-"""Compounds split into their parts (``compounds=true``): a German question's compound meets the
-statute's words (``Mietvertragskündigung`` meets ``Kündigung``). The splitter is
+"""Compounds split into their parts (``compounds=query|both``): a German question's compound meets
+the statute's words (``Mietvertragskündigung`` meets ``Kündigung``). The splitter is
 :mod:`lexir.analysis.compounds`; its table is ``lexir/analysis/data/compounds/de.tsv``."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from lexir.analysis import Analyzer, AnalyzerConfig
 from lexir.analysis.compounds import MIN_PART, Splitter, parse_counts, word_counts
 from lexir.analysis.defaults import parse_defaults
 from lexir.retrieval.bm25 import BM25Retriever
-from lexir.structure.hits import snippet
+from lexir.structure.hits import UnitIndex, format_hits, snippet
 from lexir.types import Corpus, Document, Query
 
 
@@ -66,7 +66,8 @@ def test_the_analyzer_puts_the_parts_after_the_compound():
     assert [t for p in pieces for t in split.piece_tokens(p)] == split.surface(text)
 
 
-def test_a_question_with_a_compound_finds_the_statute_that_writes_it_apart():
+@pytest.mark.parametrize("compounds", ["query", "both"])
+def test_a_question_with_a_compound_finds_the_statute_that_writes_it_apart(compounds):
     docs = [Document("BGB::573", "Der Vermieter kann nur kündigen, wenn er ein berechtigtes Interesse an der Kündigung "
                      "des Mietvertrags hat. Eigenbedarf ist ein solches Interesse.", "Ordentliche Kündigung"),
             Document("BGB::535", "Durch den Mietvertrag wird der Vermieter verpflichtet, dem Mieter den Gebrauch der "
@@ -75,24 +76,49 @@ def test_a_question_with_a_compound_finds_the_statute_that_writes_it_apart():
     corpus = Corpus("mini", docs, language="de")
     question = Query("q", "Ist eine Eigenbedarfskündigung zulässig?")
     plain = BM25Retriever(german()).index(corpus).search_many([question], 3)["q"]
-    split = BM25Retriever(german(compounds=True)).index(corpus).search_many([question], 3)["q"]
+    split = BM25Retriever(german(compounds=compounds)).index(corpus).search_many([question], 3)["q"]
     assert plain == {}  # no word of the question is in any provision
     assert max(split, key=split.get) == "BGB::573"
 
 
-def test_a_snippet_marks_the_compound_a_part_of_the_question_matched():
+def test_query_compounds_split_the_question_and_leave_the_provisions_whole():
+    index_side = german(compounds="query")
+    query_side = index_side.for_queries()
+    assert index_side("Eigenbedarfskündigung") == german()("Eigenbedarfskündigung")  # provisions: as written
+    assert query_side("Eigenbedarfskündigung") == german(compounds="both")("Eigenbedarfskündigung")
+    assert query_side is index_side.for_queries() and query_side.for_queries() is query_side
+    assert german(compounds="both").for_queries().config == german(compounds="both").config
+    # a provision that writes the compound is not found by one of its parts
+    docs = [Document("BGB::1", "Der Verkehrsunfall ist zu melden."), Document("BGB::2", "Ein Unfall ist zu melden.")]
+    corpus = Corpus("mini", docs, language="de")
+    found = BM25Retriever(index_side).index(corpus).search_many([Query("q", "Unfall")], 2)["q"]
+    assert set(found) == {"BGB::2"}
+    both = BM25Retriever(german(compounds="both")).index(corpus).search_many([Query("q", "Unfall")], 2)["q"]
+    assert set(both) == {"BGB::1", "BGB::2"}
+
+
+def test_a_snippet_marks_what_the_search_matched():
     analyze = german(compounds=True)
-    text = "Die Kündigungsfrist beträgt drei Monate."
+    text = "Die Kündigungsfrist beträgt drei Monate. Eine Frist ist einzuhalten."
     assert "<mark>Kündigungsfrist</mark>" in snippet(text, frozenset(analyze("Frist")), analyze)
-    assert "<mark>" not in snippet(text, frozenset(german()("Frist")), german())
+    assert "<mark>Kündigungsfrist</mark>" not in snippet(text, frozenset(german()("Frist")), german())
+    # compounds="query": the question's parts mark the provision's words, not the provision's parts
+    query = german(compounds="query")
+    hits = format_hits(UnitIndex(Corpus("mini", [Document("BGB::1", text)], language="de")), [("BGB::1", 1.0)],
+                       "Fristberechnung", query)
+    assert "<mark>Frist</mark>" in hits[0]["snippet"] and "<mark>Kündigungsfrist</mark>" not in hits[0]["snippet"]
 
 
 def test_the_analyzer_name_says_compounds_so_no_index_is_reused_across():
-    assert german(compounds=True).config.name != german().config.name
-    assert "compounds" in german(compounds=True).config.name
+    names = {german(compounds=c).config.name for c in ("", "query", "both")}
+    assert len(names) == 3
 
 
 def test_compounds_need_a_table_and_a_mode_that_reads_words_as_written():
+    with pytest.raises(ValueError, match="unknown compounds 'always'"):
+        AnalyzerConfig("de", "stem", compounds="always")
+    assert AnalyzerConfig("de", "stem", compounds=True).compounds == "both"
+    assert AnalyzerConfig("de", "stem", compounds=False).compounds == ""
     with pytest.raises(ValueError, match="compounds/pl.tsv"):
         AnalyzerConfig("pl", "stem", compounds=True)
     with pytest.raises(ValueError, match="modes 'raw' and 'stem'"):
@@ -112,7 +138,8 @@ def test_a_bad_table_names_its_line(text, message):
 
 
 def test_a_defaults_row_may_turn_compounds_on():
-    rows = parse_defaults("de\tstem;compounds=true\tbm25\tsomewhere\n*\traw\tbm25\tfallback\n")
-    assert rows["de"].options() == {"compounds": True}
-    with pytest.raises(ValueError, match="line 1 \\(field 'mode'\\).*compounds=true\\|false"):
-        parse_defaults("de\tstem;compound=true\tbm25\tsomewhere\n*\traw\tbm25\tfallback\n")
+    rows = parse_defaults("de\tstem;compounds=query\tbm25\tsomewhere\n*\traw\tbm25\tfallback\n")
+    assert rows["de"].options() == {"compounds": "query"}
+    for bad in ("compound=query", "compounds=true"):
+        with pytest.raises(ValueError, match="line 1 \\(field 'mode'\\).*compounds=query\\|both"):
+            parse_defaults(f"de\tstem;{bad}\tbm25\tsomewhere\n*\traw\tbm25\tfallback\n")

@@ -2,7 +2,7 @@
 
 The steps, in order: hyphenated line-break repair, Unicode NFKC, case folding, (Greek)
 accent stripping and final-sigma folding, tokenisation into runs of letters and digits,
-(``compounds=true``) each compound followed by its parts (:mod:`lexir.analysis.compounds`),
+(``compounds``) each compound followed by its parts (:mod:`lexir.analysis.compounds`),
 stopword removal, then one of three term forms:
 
 * ``raw``   - the folded token itself;
@@ -31,6 +31,7 @@ from lexir.analysis.compounds import Splitter, word_counts
 from lexir.analysis.languages import SNOWBALL, normalise_language
 
 MODES = ("raw", "stem", "lemma")
+COMPOUNDS = ("", "query", "both")
 LEMMATIZERS = ("simplemma", "morfeusz")
 
 _HYPHEN_BREAK = re.compile(r"(\w)-\s*\n\s*(\w)")
@@ -107,7 +108,9 @@ class AnalyzerConfig:
     stoplist: str = ""  # "" (or "lexir") lexir's own list, data/stopwords/<code>.txt; else a named one
     verb_lemmas: bool = False  # stem mode: verb forms are stemmed from their simplemma lemma
     families: bool = False  # lemma mode: the lemmas of a word family (data/families/<code>.tsv) meet
-    compounds: bool = False  # raw and stem mode: a compound's parts follow it (data/compounds/<code>.tsv)
+    # raw and stem mode: a compound's parts follow it (data/compounds/<code>.tsv), in a question's text
+    # alone ("query": Analyzer.for_queries) or in every text ("both"); "" off
+    compounds: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "language", normalise_language(self.language))
@@ -127,6 +130,10 @@ class AnalyzerConfig:
             if self.mode != "lemma":
                 raise ValueError("families is an option of mode 'lemma' (it joins the lemmas of a word family)")
             families(self.language)  # a language without a table fails here, naming the file
+        if isinstance(self.compounds, bool):  # compounds=True reads as "both"
+            object.__setattr__(self, "compounds", "both" if self.compounds else "")
+        if self.compounds not in COMPOUNDS:
+            raise ValueError(f"unknown compounds {self.compounds!r}; valid: query, both, or '' (off)")
         if self.compounds:
             if self.mode == "lemma":
                 raise ValueError("compounds is an option of modes 'raw' and 'stem' (a lemmatizer reads the word whole)")
@@ -138,7 +145,7 @@ class AnalyzerConfig:
         stop = (f"-stop:{self.stoplist}" if self.stoplist else "") if self.stopwords else "-nostop"
         verbs = "-verbs" if self.verb_lemmas else ""
         tail += "-families" if self.families else ""
-        tail += "-compounds" if self.compounds else ""
+        tail += {"": "", "query": "-query-compounds", "both": "-compounds"}[self.compounds]
         return f"{self.language}-{self.mode}{verbs}{tail}{stop}"
 
     def to_dict(self) -> dict:
@@ -148,8 +155,9 @@ class AnalyzerConfig:
 class Analyzer:
     """Callable: ``Analyzer(AnalyzerConfig("pl", "stem"))("Tekst ...") -> ["tekst", ...]``."""
 
-    def __init__(self, config: AnalyzerConfig) -> None:
+    def __init__(self, config: AnalyzerConfig, queries: bool = False) -> None:
         self.config = config
+        self.queries = queries  # the analyzer of questions (for_queries): compounds="query" splits here
         self.language = config.language
         self._stop = stopwords(config.language, config.stoplist) if config.stopwords else frozenset()
         self._transform = self._make_transform()
@@ -159,8 +167,19 @@ class Analyzer:
         # Term forms are cached per surface token: legal vocabularies are small and repetitive,
         # so stemming or lemmatising each distinct token once is the whole cost.
         self._forms: dict[str, str] = _FormCache(self._transform) if self._transform else {}
-        # A compound's parts are surface tokens of their own, after the compound (compounds=true).
-        self._split = _FormCache(_with_parts(Splitter(word_counts(self.language)))) if config.compounds else None
+        # A compound's parts are surface tokens of their own, after the compound (compounds).
+        splits = config.compounds == "both" or (config.compounds == "query" and queries)
+        self._split = _FormCache(_with_parts(Splitter(word_counts(self.language)))) if splits else None
+        self._for_queries: Analyzer | None = None
+
+    def for_queries(self) -> Analyzer:
+        """The analyzer of questions searched against what this one indexed: itself, but with
+        ``compounds="query"`` one that splits compounds where this one does not (made once)."""
+        if self.config.compounds != "query" or self.queries:
+            return self
+        if self._for_queries is None:
+            self._for_queries = Analyzer(self.config, queries=True)
+        return self._for_queries
 
     @classmethod
     def create(cls, language: str, mode: str = "raw", **options) -> Analyzer:

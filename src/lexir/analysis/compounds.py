@@ -13,7 +13,8 @@ word the statutes use more often than its parts is never split (*Gesellschaft* d
 *Gesell* + *schaft*). Every part has at least :data:`MIN_PART` letters, which keeps suffixes and
 short words out (*-lichen*, *-ung*, *über*).
 
-The analyzer (``compounds=true``) indexes and searches a word's parts after the word itself.
+The analyzer indexes and searches a word's parts after the word itself (``compounds=both``), or
+searches them in a question alone (``compounds=query``: :meth:`Analyzer.for_queries`).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from lexir.io.tables import table_rows
 # how each value is read.
 _BOOL = {"true": True, "false": False}
 OPTIONS = {"stoplist": str, "verb_lemmas": _BOOL.__getitem__, "families": _BOOL.__getitem__,
-           "compounds": _BOOL.__getitem__}
+           "compounds": {"query": "query", "both": "both"}.__getitem__}
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def parse_defaults(text: str, source: str = "defaults.tsv") -> dict[str, Languag
                 analysis.append((key.strip(), OPTIONS[key.strip()](value.strip())))
             except KeyError:
                 raise ValueError(f"{source} line {lineno} (field 'mode'): bad analyzer option {option!r}; valid: "
-                                 "stoplist=NAME, verb_lemmas=true|false, families=true|false, compounds=true|false") from None
+                                 "stoplist=NAME, verb_lemmas=true|false, families=true|false, compounds=query|both") from None
         if mode not in MODES:
             raise ValueError(f"{source} line {lineno} (field 'mode'): {mode!r} is not one of {', '.join(MODES)}")
         try:

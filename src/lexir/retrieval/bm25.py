@@ -144,7 +144,7 @@ class BM25Retriever(Retriever):
         """Query text -> term ids, for this analyzer, vocabulary and ``dedupe_query`` (made anew
         if any is replaced)."""
         terms = self._terms
-        if (terms is None or terms.vocab is not self.vocab or terms.analyzer is not self.analyzer
+        if (terms is None or terms.vocab is not self.vocab or terms.source is not self.analyzer
                 or terms.dedupe != self.dedupe_query):
             terms = self._terms = QueryTerms(self.analyzer, self.vocab, self.dedupe_query)
         return terms
@@ -274,7 +274,7 @@ class BM25Retriever(Retriever):
 
 def make_analyzer(corpus: Corpus, language: str, mode: str, stopwords: bool, lemmatizer: str,
                   stoplist: str = "", verb_lemmas: bool = False, families: bool = False,
-                  compounds: bool = False) -> Analyzer:
+                  compounds: str = "") -> Analyzer:
     """The analyzer of ``language`` (else the corpus's); ``mode="auto"`` is that language's default
     analysis from ``lexir/analysis/data/defaults.tsv`` (each chosen on that language's development
     data): its mode and the options the row names beside it (German: stopwords-iso, verb lemmas,
@@ -290,7 +290,7 @@ def make_analyzer(corpus: Corpus, language: str, mode: str, stopwords: bool, lem
         stoplist = stoplist or str(options.get("stoplist", ""))
         verb_lemmas = verb_lemmas or bool(options.get("verb_lemmas", False))
         families = families or bool(options.get("families", False))
-        compounds = compounds or bool(options.get("compounds", False))
+        compounds = compounds or str(options.get("compounds", ""))
     return Analyzer(AnalyzerConfig(language=language, mode=mode, stopwords=stopwords, lemmatizer=lemmatizer,
                                    stoplist=stoplist, verb_lemmas=verb_lemmas, families=families,
                                    compounds=compounds))
@@ -318,9 +318,9 @@ def _auto_modes() -> str:
                       "mode=auto: on where the language's row says so (de)"),
     families=Param(False, "mode=lemma: the lemmas of a word family meet (lexir/analysis/data/families/<lang>.tsv: "
                    "a verb's two aspects and its noun, ukradłem meets kradzież; pl)"),
-    compounds=Param(False, "mode=raw|stem: a compound's parts are indexed and searched after it "
-                    "(lexir/analysis/data/compounds/<lang>.tsv: Mietvertragskündigung meets Kündigung; de); "
-                    "mode=auto: on where the language's row says so"),
+    compounds=Param("", "mode=raw|stem: a compound's parts follow it (lexir/analysis/data/compounds/<lang>.tsv; de): "
+                    "query (in the question alone: Mietvertragskündigung meets Kündigung), both (in the "
+                    "provisions too), '' off; mode=auto: the language's row", choices=("", "query", "both")),
     method="lucene", title_weight=1, dedupe_query=True,
     bigrams=Param(0.0, "weight of BM25 over adjacent term pairs added to the score (phrase evidence; 0 = off)"),
 )

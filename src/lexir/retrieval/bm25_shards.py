@@ -90,7 +90,7 @@ def _pieces(term_ids: np.ndarray, lengths: np.ndarray, positions: np.ndarray) ->
 def build(corpus: Corpus, folder: str | Path, shards: int, *, k1: float = 1.2, b: float = 0.75,
           method: str = "lucene", title_weight: int = 1, dedupe_query: bool = True, mode: str = "auto",
           stopwords: bool = True, lemmatizer: str = "simplemma", language: str = "", stoplist: str = "",
-          verb_lemmas: bool = False, families: bool = False, compounds: bool = False,
+          verb_lemmas: bool = False, families: bool = False, compounds: str = "",
           progress: Callable[[int], None] | None = None) -> Path:
     """Cut ``corpus`` into ``shards`` shards (:func:`plan`) and write them to ``folder``: the plan
     (``lexir-shards.json``: analyzer, BM25 parameters, fingerprint), the whole vocabulary and

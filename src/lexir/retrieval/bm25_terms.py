@@ -23,8 +23,10 @@ class QueryTerms:
     ``dedupe``, a term's repeats within a query collapse to its first occurrence."""
 
     def __init__(self, analyzer: Analyzer, vocab: dict[str, int], dedupe: bool = True) -> None:
-        self.analyzer, self.vocab, self.dedupe = analyzer, vocab, dedupe
-        self.pieces = _PieceIds(analyzer, vocab) if type(analyzer) is Analyzer else None
+        self.source, self.vocab, self.dedupe = analyzer, vocab, dedupe  # the index's analyzer
+        # questions are read by the index analyzer's query side (compounds="query" splits there)
+        self.analyzer = analyzer.for_queries() if type(analyzer) is Analyzer else analyzer
+        self.pieces = _PieceIds(self.analyzer, vocab) if type(analyzer) is Analyzer else None
 
     def ids(self, text: str) -> list[int]:
         """The term ids of a query (known terms only; repeats collapsed unless ``dedupe`` is off)."""

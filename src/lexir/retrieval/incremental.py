@@ -301,7 +301,7 @@ class IncrementalBM25(Retriever):
     # -- searching --------------------------------------------------------------------------
 
     def query_ids(self, text: str) -> list[int]:
-        tokens = [t for t in self.analyzer(text) if t]
+        tokens = [t for t in self.analyzer.for_queries()(text) if t]
         ids = [self.vocab[t] for t in tokens if t in self.vocab]
         return list(dict.fromkeys(ids)) if self.dedupe_query else ids
 

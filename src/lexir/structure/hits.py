@@ -153,7 +153,8 @@ def format_hits(view: Units, results: Sequence[tuple[str, float]], query: str,
                 explain: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """The hits of one query's ``results`` (best first); ``analyze`` decides which words of a text
     match the query (:func:`hit_analyzer`); ``explain``: a fused system's parts per document."""
-    terms = frozenset(analyze(query))
+    query_side = getattr(analyze, "for_queries", None)  # an Analyzer reads questions with its query side
+    terms = frozenset((query_side() if query_side is not None else analyze)(query))
     hits = []
     for rank, (doc_id, score) in enumerate(results, 1):
         fields = _fields(view, doc_id)

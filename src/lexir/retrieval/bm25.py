@@ -277,8 +277,8 @@ def make_analyzer(corpus: Corpus, language: str, mode: str, stopwords: bool, lem
                   compounds: str = "") -> Analyzer:
     """The analyzer of ``language`` (else the corpus's); ``mode="auto"`` is that language's default
     analysis from ``lexir/analysis/data/defaults.tsv`` (each chosen on that language's development
-    data): its mode and the options the row names beside it (German: stopwords-iso, verb lemmas,
-    compounds), a ``stoplist`` or an option turned on here taking precedence."""
+    data): its mode and the options the row names beside it (German: stopwords-iso, verb lemmas),
+    a ``stoplist`` or an option turned on here taking precedence."""
     language = language or corpus.language
     if not language:
         raise ValueError(f"corpus {corpus.name!r} has no language: pass language=… (any Snowball language)")

@@ -31,16 +31,12 @@ LINKS = ("", "s", "es", "n", "en", "e", "er")  # what may join two parts, tried 
 MAX_PARTS = 3
 
 
-def table_path(language: str):
-    return resources.files("lexir.analysis") / "data" / "compounds" / f"{normalise_language(language)}.tsv"
-
-
 @cache
 def word_counts(language: str) -> dict[str, int]:
     """The word table of ``language`` (``data/compounds/<code>.tsv``); a language without one
     fails naming the file."""
     code = normalise_language(language)
-    path = table_path(code)
+    path = resources.files("lexir.analysis") / "data" / "compounds" / f"{code}.tsv"
     if not path.is_file():
         raise ValueError(f"no compound word table for language {code!r} (lexir/analysis/data/compounds/{code}.tsv)")
     return parse_counts(path.read_text(encoding="utf-8"), f"compounds/{code}.tsv")

@@ -5,8 +5,10 @@ on the same documents and queries, one thread each.
 Engines (every one built and searched in its own fresh process, so memory peaks do not mix):
 
 * ``lexir``         - lexir's ``bm25`` system as it ships for the corpus's language (mode=auto:
-                      German stems with verb lemmas and stopwords-iso, ...): ``BM25Retriever.index``
-                      then ``save`` (timed together: Lucene's build writes its index too);
+                      German stems with verb lemmas and stopwords-iso, ...), built from the JSONL
+                      file Lucene indexes, read as ``lexir index`` reads one (a stream: no document
+                      kept once analysed): ``BM25Retriever.index`` then ``save`` (timed together:
+                      Lucene's build writes its index too);
                       searched with ``search_many`` over the whole query set (text in, ranked ids
                       out), numba on one thread, the index loaded memory-mapped as the service does;
 * ``lucene``        - Anserini's ``IndexCollection`` (JsonCollection, ``-language xx``: the analyzer
@@ -317,25 +319,32 @@ def search(folder: Path, engine: str, language: str, classpath: str | None, qnam
 # -- workers (fresh processes) -----------------------------------------------------------------
 
 def worker_lexir_build(args) -> None:
+    """lexir's build from the file Lucene indexes (collection-native/docs.jsonl: id, and title and
+    text as one field: the terms of the corpus's title and text in the same order, but where a
+    title ends in a hyphen its text continues, one of de-gesetze's 107k), read as ``lexir index``
+    reads a JSONL corpus: a stream, no document kept once analysed."""
     import numba
 
     numba.set_num_threads(1)
+    from lexir.datasets import stream
     from lexir.retrieval.bm25 import BM25Retriever
 
-    corpus, _ = load_set(args.sets, args.short)
+    folder = Path(args.work)
+    language = json.loads((folder / "collections.json").read_text())["analyzer"]["language"]
+    corpus = stream(folder / "collection-native" / "docs.jsonl", language=language)
     analyzer = lexir_analyzer(corpus)
     memory = Memory()
     start, cpu = time.perf_counter(), time.process_time()
     retriever = BM25Retriever(analyzer, K1, B).index(corpus)
     index_s = time.perf_counter() - start
-    retriever.save(Path(args.work) / "index-lexir")
+    retriever.save(folder / "index-lexir")
     build_s, build_cpu_s = time.perf_counter() - start, time.process_time() - cpu
     mem = memory.result()
     # CPU seconds beside the wall's: on a shared machine, the wall includes waiting for a CPU
     print(json.dumps({"build_s": build_s, "build_cpu_s": build_cpu_s, "index_only_s": index_s,
                       "peak_rss_mib": mem["peak_rss_mib"],
                       "build_rise_mib": mem["timed_peak_over_baseline_mib"],
-                      "corpus_rss_mib": mem["baseline_rss_mib"]}))
+                      "start_rss_mib": mem["baseline_rss_mib"]}))
 
 
 def worker_lexir_search(args) -> None:

@@ -13,7 +13,7 @@ tool (pytrec_eval, ranx, pandas) can take them without conversion.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
@@ -176,12 +176,36 @@ class Document:
         return act_of(self.id)
 
 
-def documents_fingerprint(docs: Sequence[Document]) -> str:
+class Fingerprint:
+    """:func:`documents_fingerprint` of documents given one at a time."""
+
+    __slots__ = ("_digest", "_pending")
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256()
+        self._pending: list[str] = []
+
+    def add(self, doc: Document) -> None:
+        pending = self._pending
+        pending.append(f"{doc.id}\0{doc.title}\0{doc.text}\1")
+        if len(pending) >= 1024:  # a few large updates instead of three per document
+            self._flush()
+
+    def _flush(self) -> None:
+        self._digest.update("".join(self._pending).encode())
+        self._pending.clear()
+
+    def hexdigest(self) -> str:
+        self._flush()
+        return self._digest.hexdigest()
+
+
+def documents_fingerprint(docs: Iterable[Document]) -> str:
     """SHA-256 over every document's id, title and text (``id\0title\0text\1`` each, in order)."""
-    digest = hashlib.sha256()
-    for start in range(0, len(docs), 1024):  # a few large updates instead of three per document
-        digest.update("".join([f"{d.id}\0{d.title}\0{d.text}\1" for d in docs[start:start + 1024]]).encode())
-    return digest.hexdigest()
+    fingerprint = Fingerprint()
+    for doc in docs:
+        fingerprint.add(doc)
+    return fingerprint.hexdigest()
 
 
 class Corpus:
@@ -304,6 +328,53 @@ class Corpus:
     def units(self) -> Iterator[Provision]:
         for act in self.acts.values():
             yield from act.units()
+
+
+@dataclass(frozen=True)
+class DocumentStream:
+    """A corpus read one document at a time, anew on each pass, never held whole: what a BM25
+    build (``lexir index`` of a JSONL corpus) needs of a corpus too large to keep in memory.
+
+    ``read`` opens a pass (a new iterator of the documents, in order). Once a pass has ended,
+    ``ids`` and ``fingerprint`` are a :class:`Corpus`'s of the same documents; a repeated id is
+    an error, as in a Corpus. Nothing else of a Corpus is here (no lookup by id, no length): a
+    system that needs them is built over a Corpus.
+    """
+
+    name: str
+    read: Callable[[], Iterable[Document]]
+    language: str = ""
+    jurisdiction: str = ""
+    # (ids, fingerprint) of the last full pass, in a box: the stream itself is frozen
+    _passed: list = field(default_factory=list, repr=False, compare=False)
+
+    def with_language(self, language: str) -> DocumentStream:
+        return replace(self, language=language, _passed=[])
+
+    def __iter__(self) -> Iterator[Document]:
+        seen: dict[str, None] = {}
+        fingerprint = Fingerprint()
+        for doc in self.read():
+            if doc.id in seen:
+                raise ValueError(f"corpus {self.name!r}: duplicate document id {doc.id!r}")
+            seen[doc.id] = None
+            fingerprint.add(doc)
+            yield doc
+        self._passed[:] = [(list(seen), fingerprint.hexdigest())]
+
+    def _after_pass(self) -> tuple[list[str], str]:
+        if not self._passed:
+            raise RuntimeError(f"corpus {self.name!r} is read as a stream: its ids and fingerprint are known "
+                               "once a pass has ended")
+        return self._passed[0]
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self._after_pass()[0])
+
+    @property
+    def fingerprint(self) -> str:
+        return self._after_pass()[1]
 
 
 # ---------------------------------------------------------------------------

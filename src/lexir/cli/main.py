@@ -33,7 +33,7 @@ class CLIError(Exception):
 
 
 @contextmanager
-def progress_bar(description: str, total: int):
+def progress_bar(description: str, total: int | None):
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True, disable=not err.is_terminal) as bar:
         task = bar.add_task(description, total=total)
@@ -146,10 +146,12 @@ def warn(message: str) -> None:
 def _retriever(corp, system: str, params: list[str], index: Path | None = None, cache: bool = True, **context):
     from lexir.retrieval.base import parse_params
     from lexir.retrieval.build import build_retriever, load_index
+    from lexir.types import DocumentStream
 
     if index is not None:
         return load_index(index, corp)
-    with progress_bar(f"indexing {corp.name} ({system})", len(corp)) as advance:
+    total = None if isinstance(corp, DocumentStream) else len(corp)  # a stream's length: known once read
+    with progress_bar(f"indexing {corp.name} ({system})", total) as advance:
         return build_retriever(corp, system, parse_params(params), progress=advance, cache=cache, **context)
 
 
@@ -169,18 +171,26 @@ def index(
     (loaded, memory-mapped where the system allows, by search/run --index)."""
     from lexir.datasets import open as open_data
     from lexir.datasets import split_dated, with_as_of
+    from lexir.datasets import stream as stream_data
     from lexir.retrieval.build import save_index
+    from lexir.retrieval.spec import parse_spec
+    from lexir.types import DocumentStream
 
     system = system or ("bm25-inc" if as_of else "bm25")
     corpus = with_as_of(corpus, as_of)
-    corp = open_data(corpus, language=language, data_dir=data_dir, notify=warn, want="corpus")
+    # BM25 reads a JSONL corpus (or BEIR folder) as a stream: its text is never held whole, so a
+    # build's memory does not grow with the corpus's text. Any other system or corpus is opened.
+    corp = stream_data(corpus, language=language, notify=warn) if parse_spec(system).name == "bm25" else None
+    if corp is None:
+        corp = open_data(corpus, language=language, data_dir=data_dir, notify=warn, want="corpus")
     start = time.perf_counter()
     retriever = _retriever(corp, system, params, cache=False)
     if hasattr(retriever, "source"):  # what `lexir index update` reloads at another date
         name, day = split_dated(corpus)
         retriever.source = {"dataset": name, "as_of": day, "language": language}
     save_index(retriever, output, system)
-    console.print(f"indexed {len(corp)} documents in {time.perf_counter() - start:.1f}s -> {output}")
+    count = len(corp.ids) if isinstance(corp, DocumentStream) else len(corp)
+    console.print(f"indexed {count} documents in {time.perf_counter() - start:.1f}s -> {output}")
 
 
 @app.command()

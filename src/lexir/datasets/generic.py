@@ -11,7 +11,9 @@ JSON), ``beir`` (``queries.jsonl``, or a BEIR folder with ``qrels/test.tsv``) an
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from lexir.datasets import registry
 from lexir.datasets.registry import is_path
 from lexir.io import (
     FormatError,
+    iter_corpus_jsonl,
     read_beir,
     read_corpus_jsonl,
     read_qrels,
@@ -27,7 +30,7 @@ from lexir.io import (
     read_queries_jsonl,
     read_topics,
 )
-from lexir.types import Benchmark, Corpus, QuerySet
+from lexir.types import Benchmark, Corpus, Document, DocumentStream, QuerySet
 
 GENERIC_QUERY_FORMATS = ("beir", "trec")
 
@@ -83,18 +86,42 @@ def _from_path(path: Path, language: str | None, notify, want: str | None) -> Co
         raise FormatError(path, None, "no such file or folder")
     corpus = _corpus_from_path(path)
     if not language:
-        sample = [d.text for d in corpus.documents[:200]]
-        code, confidence = detect_language(sample)
-        if code == "unk":
-            raise FormatError(path, None, "cannot detect the corpus language; pass --language")
-        if notify:
-            notify(f"detected language {code!r} for {path} (confidence {confidence:.2f}); override with --language")
-        corpus = corpus.with_language(code)
+        corpus = corpus.with_language(_detected(path, corpus, notify))
     bench = None if want == "corpus" else _path_benchmark(path, corpus)
     if want == "queries" and bench is None:
         raise FormatError(path, None, "no queries.jsonl beside the corpus: pass --queries and "
                                       "--queries-format, or add queries.jsonl (and qrels/<split>.tsv)")
     return bench or corpus
+
+
+def _detected(path: Path, documents: Iterable[Document], notify) -> str:
+    """The language of the first 200 documents' text (an error when it cannot be told)."""
+    code, confidence = detect_language([d.text for d in islice(documents, 200)])
+    if code == "unk":
+        raise FormatError(path, None, "cannot detect the corpus language; pass --language")
+    if notify:
+        notify(f"detected language {code!r} for {path} (confidence {confidence:.2f}); override with --language")
+    return code
+
+
+def stream(spec: str | Path, *, language: str | None = None,
+           notify: Callable[[str], None] | None = None) -> DocumentStream | None:
+    """A JSONL corpus file, or a BEIR folder's ``corpus.jsonl``, as a
+    :class:`~lexir.types.DocumentStream`: read as a build needs it, never held whole (the
+    language detected as :func:`open` does when none is given); None for any other spec (a
+    registered dataset, a code file: :func:`open` them)."""
+    path = Path(str(spec))
+    if not is_path(str(spec)):
+        return None
+    if path.is_dir() and (path / "corpus.jsonl").is_file():
+        name, file = path.name, path / "corpus.jsonl"
+    elif path.is_file() and path.suffix == ".jsonl":
+        name, file = path.stem, path
+    else:
+        return None
+    documents = DocumentStream(name, partial(iter_corpus_jsonl, file))
+    code = normalise_language(language) if language else _detected(file, iter_corpus_jsonl(file), notify)
+    return documents.with_language(code)
 
 
 def _path_benchmark(path: Path, corpus: Corpus) -> Benchmark | None:

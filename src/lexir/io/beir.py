@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 from lexir.io.errors import FormatError
@@ -11,14 +12,19 @@ from lexir.types import Document, Qrels, Query
 
 
 def read_corpus_jsonl(path: str | Path) -> list[Document]:
-    """A JSONL corpus: ``_id`` (or ``id``), ``text``, optional ``title``."""
-    docs = []
+    """A JSONL corpus: ``_id`` (or ``id``), ``text`` (or ``contents``), optional ``title``."""
+    return list(iter_corpus_jsonl(path))
+
+
+def iter_corpus_jsonl(path: str | Path) -> Iterator[Document]:
+    """The documents of a JSONL corpus (see :func:`read_corpus_jsonl`) as the file is read."""
+    titles: dict[str, str] = {}  # one string per distinct title: a code's units repeat their article's
     for lineno, obj in read_jsonl(path):
         doc_id = field(obj, ("_id", "id"), path, lineno)
         text = field(obj, ("text", "contents"), path, lineno)
         title = obj.get("title") or ""
-        docs.append(Document(doc_id, text, title if isinstance(title, str) else str(title)))
-    return docs
+        title = title if isinstance(title, str) else str(title)
+        yield Document(doc_id, text, titles.setdefault(title, title))
 
 
 def read_queries_jsonl(path: str | Path) -> list[Query]:

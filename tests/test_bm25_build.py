@@ -56,16 +56,34 @@ def demo_ids(demo_bench):
     return ids, lengths, vocab
 
 
-def test_analysed_is_document_tokens_in_first_occurrence_order(demo_bench):
+ANALYSES = [("pl", "stem", {}), ("pl", "raw", {"stopwords": False}), ("pl", "lemma", {}),
+            ("pl", "lemma", {"lemmatizer": "morfeusz", "families": True}),
+            ("de", "stem", {"stoplist": "iso", "verb_lemmas": True}),  # German's default, on Polish text too
+            ("de", "stem", {"compounds": "both", "min_length": 2}),
+            ("el", "stem", {})]  # Greek stems some words to "" (a term in tokens(), kept as one)
+
+
+@pytest.fixture(scope="module")
+def greek(data_dir):
+    import lexir
+
+    return lexir.load("el-dev").corpus  # 1,118 articles of Greek codes
+
+
+@pytest.mark.parametrize(("language", "mode", "options"), ANALYSES)
+def test_analysed_is_document_tokens_in_first_occurrence_order(request, demo_bench, language, mode, options):
     """The flat term ids and the vocabulary are those of document_tokens() with ids handed out
-    in order of first occurrence (a title's terms before its text's)."""
-    analyzer = Analyzer.create("pl", "stem")
-    ids, lengths, vocab = analysed(demo_bench.corpus, analyzer, title_weight=2)
+    in order of first occurrence (a title's terms before its text's), stopwords dropped, for
+    every analysis (analysed() maps each distinct surface token to its term's id once)."""
+    corpus = request.getfixturevalue("greek") if language == "el" else demo_bench.corpus
+    analyzer = Analyzer.create(language, mode, **options)
+    ids, lengths, vocab = analysed(corpus, analyzer, title_weight=2)
     assert ids.dtype == np.int32 and lengths.dtype == np.int64
     want_vocab: dict[str, int] = {}
     want_ids, want_lengths = [], []
-    for doc in demo_bench.corpus:
-        tokens = document_tokens(analyzer, doc.title, doc.text, 2)
+    reference = Analyzer.create(language, mode, **options)  # its own caches
+    for doc in corpus:
+        tokens = document_tokens(reference, doc.title, doc.text, 2)
         want_ids += [want_vocab.setdefault(t, len(want_vocab)) for t in tokens]
         want_lengths.append(len(tokens))
     assert list(vocab.items()) == list(want_vocab.items())

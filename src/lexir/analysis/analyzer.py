@@ -279,6 +279,16 @@ class Analyzer:
             return ""
         return self._forms[token] if self._transform is not None else token
 
+    def indexed_term(self, token: str) -> str | None:
+        """The term a surface token adds where :meth:`tokens` analyses a text, None for one it
+        drops (a stopword). Unlike :meth:`term`, a form that is empty (Snowball's Greek stem of
+        ``εισ``) is a term here, as it is in :meth:`tokens`."""
+        if self._lemma_first:
+            return self._forms[token] or None
+        if token in self._stop:
+            return None
+        return self._forms[token] if self._transform is not None else token
+
     def _fold_surface(self, text: str) -> str:
         if self._lemma_first:
             return _NORMALIZE("NFKC", text).lower()  # lower(), not casefold(): keeps ß and final ς

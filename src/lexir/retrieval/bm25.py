@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from array import array
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, count
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.bm25_matrix import METHODS, ScoreMatrix
 from lexir.retrieval.bm25_terms import QueryTerms
 from lexir.retrieval.params import Param
-from lexir.types import Corpus, Query, Run
+from lexir.types import Corpus, Document, Query, Run
 
 FORMAT_VERSION = 1
 __all__ = ["METHODS", "BM25Retriever", "ScoreMatrix", "QueryTerms", "document_tokens", "make_analyzer"]
@@ -45,38 +45,67 @@ def document_tokens(analyzer: Analyzer, title: str, text: str, title_weight: int
     return tokens
 
 
-def analysed(corpus: Corpus, analyzer: Analyzer, title_weight: int = 1,
+def analysed(corpus: Iterable[Document], analyzer: Analyzer, title_weight: int = 1,
              progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
-    """What BM25 indexes of ``corpus``: every document's term ids (:func:`document_tokens`'s
+    """What BM25 indexes of ``corpus`` (a Corpus, or any documents in order: a
+    :class:`~lexir.types.DocumentStream`): every document's term ids (:func:`document_tokens`'s
     terms; int32), concatenated in corpus order, the documents' lengths (int64), and the
     vocabulary (term -> id, in order of first occurrence)."""
     # Term ids in order of first occurrence; the defaultdict hands out the next id to a new
-    # term, so mapping a document's tokens to ids is one C-level map() instead of a Python loop.
-    # The ids of all documents go into one flat int32 array (what the score matrix is built
+    # term. The ids of all documents go into one flat int32 array (what the score matrix is built
     # from), so no document's token list outlives its document.
     vocab: defaultdict[str, int] = defaultdict(count().__next__)
-    term_id = vocab.__getitem__
-    weight = title_weight
     term_ids, lengths = array("i"), array("q")
     add_ids, add_length = term_ids.extend, lengths.append
+    if isinstance(analyzer, Analyzer):
+        # Each distinct surface token is turned into its term's id once (stopwords into _STOP,
+        # then dropped): a document's ids are one C-level map() and filter() over its surface
+        # tokens, and the ids are handed out as the terms first occur, as tokens() then ids would.
+        token_id = _TermIds(analyzer.indexed_term, vocab.__getitem__).__getitem__
+        kept = _STOP.__ne__
+
+        def ids_of(text: str):
+            return filter(kept, map(token_id, analyzer.surface(text)))
+    else:  # an analyzer of other terms (evidence.BigramAnalyzer: pairs of terms)
+        term_id = vocab.__getitem__
+
+        def ids_of(text: str):
+            return map(term_id, analyzer(text))
+    weight = title_weight
     # What document_tokens() does, with each distinct title analysed once (and kept as its
     # term ids): when documents are paragraphs, many share their article's heading. A title's
     # terms take their ids before its document's text's, as in document_tokens()'s order.
     titles: dict[str, array] = {}
     for doc in corpus:
-        tokens = analyzer(doc.text)
+        before = len(term_ids)
         if doc.title and weight > 0:
             head = titles.get(doc.title)
             if head is None:
-                head = titles[doc.title] = array("i", map(term_id, analyzer(doc.title))) * weight
+                head = titles[doc.title] = array("i", ids_of(doc.title)) * weight
             add_ids(head)
-            add_length(len(head) + len(tokens))
-        else:
-            add_length(len(tokens))
-        add_ids(map(term_id, tokens))
+        add_ids(ids_of(doc.text))
+        add_length(len(term_ids) - before)
         if progress:
             progress(1)
     return np.frombuffer(term_ids, dtype=np.int32), np.frombuffer(lengths, dtype=np.int64), dict(vocab)
+
+
+_STOP = -1  # what a stopword's surface token maps to in analysed()
+
+
+class _TermIds(dict):
+    """Surface token -> the id of its term, or _STOP for a stopword; computed on first sight."""
+
+    __slots__ = ("term", "term_id")
+
+    def __init__(self, term: Callable[[str], str | None], term_id: Callable[[str], int]) -> None:
+        super().__init__()
+        self.term, self.term_id = term, term_id
+
+    def __missing__(self, token: str) -> int:
+        term = self.term(token)
+        value = self[token] = _STOP if term is None else self.term_id(term)
+        return value
 
 
 class BM25Retriever(Retriever):

@@ -53,7 +53,7 @@ def test_the_fingerprint_in_steps_is_the_whole_corpus_one():
 def test_bm25_over_the_stream_is_bm25_over_the_loaded_corpus(bgb):
     corpus = open_data(bgb, language="de", want="corpus")
     loaded = build_retriever(corpus, "bm25", cache=False)
-    streamed = build_retriever(stream(bgb, language="de"), "bm25", cache=False)
+    streamed = build_retriever(stream(bgb, language="de"), "bm25")  # built: a stream has no cache key before it is read
     assert streamed.analyzer.config == loaded.analyzer.config  # German's defaults: stems, verb lemmas
     assert streamed.doc_ids == loaded.doc_ids and streamed.fingerprint == loaded.fingerprint
     for name in ("data", "indices", "indptr"):
@@ -84,6 +84,13 @@ def test_a_repeated_id_in_the_stream_is_an_error(tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     with pytest.raises(ValueError, match="duplicate document id 'a'"):
         build_retriever(stream(path, language="de"), "bm25", cache=False)
+
+
+def test_a_system_that_needs_the_corpus_refuses_a_stream(bgb):
+    with pytest.raises(ValueError, match="system 'dense' needs the corpus itself"):
+        build_retriever(stream(bgb, language="de"), "dense")
+    with pytest.raises(ValueError, match="system 'rrf' needs the corpus itself"):
+        build_retriever(stream(bgb, language="de"), "rrf(systems=bm25+bm25(mode=raw))")
 
 
 def test_only_jsonl_corpora_stream(tmp_path, bgb):

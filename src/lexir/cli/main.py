@@ -172,7 +172,7 @@ def index(
     from lexir.datasets import open as open_data
     from lexir.datasets import split_dated, with_as_of
     from lexir.datasets import stream as stream_data
-    from lexir.retrieval.build import save_index
+    from lexir.retrieval.build import STREAMED, save_index
     from lexir.retrieval.spec import parse_spec
     from lexir.types import DocumentStream
 
@@ -180,7 +180,7 @@ def index(
     corpus = with_as_of(corpus, as_of)
     # BM25 reads a JSONL corpus (or BEIR folder) as a stream: its text is never held whole, so a
     # build's memory does not grow with the corpus's text. Any other system or corpus is opened.
-    corp = stream_data(corpus, language=language, notify=warn) if parse_spec(system).name == "bm25" else None
+    corp = stream_data(corpus, language=language, notify=warn) if parse_spec(system).name in STREAMED else None
     if corp is None:
         corp = open_data(corpus, language=language, data_dir=data_dir, notify=warn, want="corpus")
     start = time.perf_counter()

@@ -37,7 +37,7 @@ from lexir.io.paths import cache_dir, code_digest, safe_name
 from lexir.retrieval.base import Retriever, get_system
 from lexir.retrieval.context import BuildContext
 from lexir.retrieval.spec import Spec, parse_spec, parse_spec_list
-from lexir.types import Corpus, Qrels
+from lexir.types import Corpus, DocumentStream, Qrels
 
 # Bump when a saved index of any system changes meaning: older cache entries stop matching.
 INDEX_FORMAT = 2
@@ -68,6 +68,10 @@ def index_folder(system: str, params: Mapping[str, Any], corpus: Corpus) -> Path
                                      f"{index_key(system, params, corpus)}"
 
 
+# The systems a DocumentStream can be built into (they read each document once per pass, in order).
+STREAMED = ("bm25",)
+
+
 def build_retriever(
     corpus: Corpus,
     system: str,
@@ -79,7 +83,9 @@ def build_retriever(
     qrels: Qrels | None = None,
     client: Any = None,
 ) -> Retriever:
-    """Build ``system`` over ``corpus``, or load its saved index from the cache.
+    """Build ``system`` over ``corpus``, or load its saved index from the cache (a
+    :class:`~lexir.types.DocumentStream`, read once by the build, is always built: its cache key,
+    the fingerprint, is known only after it).
 
     ``system`` is a name (``bm25``) or a spec (``bm25(k1=0.9;mode=stem)``); ``params``
     override the spec's. ``qrels`` (for the oracle controls) and ``client`` (for LLM systems),
@@ -97,8 +103,11 @@ def build_retriever(
     spec = parse_spec(system)
     values = {**spec.param_dict, **dict(params or {})}
     definition = get_system(spec.name)
+    if isinstance(corpus, DocumentStream) and spec.name not in STREAMED:
+        raise ValueError(f"system {spec.name!r} needs the corpus itself (lexir.load); a stream of documents "
+                         f"({corpus.name!r}) builds only: {', '.join(STREAMED)}")
     resolved = definition.resolve(values)
-    if not context.cache:
+    if not context.cache or isinstance(corpus, DocumentStream):  # a stream's key is known only once read
         return definition.build(corpus, resolved, context)
     folder = index_folder(spec.name, resolved, corpus)
     try:

@@ -114,3 +114,33 @@ def test_an_analyzer_keeps_a_bounded_number_of_word_forms(options):
     got = [analyzer(w) for w in words]
     assert all(len(cache) <= 50 for cache in kept)
     assert got == [fresh(w) for w in words]  # forms computed again after a clear are the same forms
+
+
+def test_lexirs_simplemma_lemmatizer_gives_simplemmas_lemmas_and_can_be_released(data_dir):
+    # lexir owns simplemma's dictionaries (one lemmatizer per process) so that a BM25 build can free
+    # them (101 MiB for German) before its matrix; the lemmas must be the library's own, after a release too
+    import simplemma
+
+    from lexir.analysis import release_lemmatizer
+    from lexir.analysis.analyzer import SIMPLEMMA
+    from lexir.io import read_corpus_jsonl
+    from lexir.retrieval.bm25 import BM25Retriever
+    from lexir.types import Corpus, DocumentStream
+
+    words = {"de": "Der Vermieter hat gekündigt und die Mieter widersprachen der Kündigung fristgerecht",
+             "fr": "Le salarié licencié a contesté les heures supplémentaires impayées",
+             "pl": "Ukradłem rower koledze i sprzedałem go"}
+    for language, text in words.items():
+        for word in text.lower().split():
+            assert SIMPLEMMA.lemmatize(word, language) == simplemma.lemmatize(word, lang=language), (language, word)
+    docs = read_corpus_jsonl(data_dir / "de" / "gerlayqa-dev" / "corpus.jsonl")[:300]
+    analyzer = Analyzer.create("de", "stem", stoplist="iso", verb_lemmas=True)
+    BM25Retriever(analyzer).index(Corpus("bgb", docs, language="de"))
+    assert SIMPLEMMA.loaded()  # a Corpus's build (a service's) keeps them
+    BM25Retriever(analyzer).index(DocumentStream("bgb", lambda: iter(docs), language="de"))
+    assert not SIMPLEMMA.loaded()  # a stream's build (lexir index FILE) frees them for its matrix
+    after = analyzer("Die Vermieterin kündigte, der Mieter widersprach")  # new words load them again
+    assert SIMPLEMMA.loaded()
+    assert after == Analyzer.create("de", "stem", stoplist="iso", verb_lemmas=True)(
+        "Die Vermieterin kündigte, der Mieter widersprach")
+    assert release_lemmatizer() is True and release_lemmatizer() is False

@@ -21,6 +21,7 @@ every language.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from dataclasses import asdict, dataclass
 from functools import cache, partial
@@ -201,9 +202,7 @@ class Analyzer:
         if self.config.lemmatizer == "morfeusz":
             readings = _morfeusz_readings()
         else:
-            import simplemma
-
-            lemmatize = partial(simplemma.lemmatize, lang=self.language)
+            lemmatize = partial(SIMPLEMMA.lemmatize, language=self.language)
 
             def readings(token: str) -> list[str]:
                 return [lemmatize(token)]
@@ -309,15 +308,57 @@ class Analyzer:
         return f"Analyzer({self.config.name})"
 
 
+class _Simplemma:
+    """simplemma's lemmatizer over dictionaries lexir owns: one per process, shared by every
+    analyzer, loaded by the first lemma asked for. :meth:`release` drops it, and with it its
+    dictionaries (German: 1.1 million forms, 101 MiB), which the next lemma loads again (about a
+    second); the lemmas are those of ``simplemma.lemmatize``."""
+
+    def __init__(self) -> None:
+        self._lemmatizer = None
+        self._lock = threading.Lock()
+
+    def lemmatize(self, token: str, language: str) -> str:
+        lemmatizer = self._lemmatizer
+        if lemmatizer is None:
+            with self._lock:
+                if self._lemmatizer is None:
+                    import simplemma
+                    from simplemma.strategies import DefaultStrategy
+                    from simplemma.strategies.dictionaries import DefaultDictionaryFactory
+
+                    strategy = DefaultStrategy(dictionary_factory=DefaultDictionaryFactory())
+                    self._lemmatizer = simplemma.Lemmatizer(lemmatization_strategy=strategy)
+                lemmatizer = self._lemmatizer
+        return lemmatizer.lemmatize(token, language)
+
+    def loaded(self) -> bool:
+        return self._lemmatizer is not None
+
+    def release(self) -> None:
+        self._lemmatizer = None  # a lemma being looked up meanwhile finishes with the one it holds
+
+
+SIMPLEMMA = _Simplemma()
+
+
+def release_lemmatizer() -> bool:
+    """Free simplemma's dictionaries (:class:`_Simplemma`) until a lemma is asked for again;
+    whether they were loaded. Analyzers keep the term forms they have made."""
+    loaded = SIMPLEMMA.loaded()
+    SIMPLEMMA.release()
+    return loaded
+
+
 def _verb_lemma_stem(stem, language: str):
     """Snowball stems that meet across verb forms: a token whose simplemma lemma is not a noun
     (German nouns are capitalised, so their lemmas are) is stemmed from that lemma, so the
     participle ``gekündigt`` (lemma ``kündigen``) and ``Kündigung`` both become ``kundig``, while
     ``Gericht`` stays ``gericht`` (a rule that cut ``ge-`` and ``-t`` would make it ``rich``)."""
-    import simplemma
+    lemmatize = SIMPLEMMA.lemmatize
 
     def form(token: str) -> str:
-        lemma = simplemma.lemmatize(token, lang=language)
+        lemma = lemmatize(token, language)
         if lemma != token and lemma[:1].islower():
             return stem(_fold(lemma, language))
         return stem(token)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lexir.analysis import MODES, Analyzer, AnalyzerConfig
+from lexir.analysis import MODES, Analyzer, AnalyzerConfig, release_lemmatizer
 from lexir.io.generations import loads, new_generation
 from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval import bm25_kernel
@@ -26,7 +26,7 @@ from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.bm25_matrix import METHODS, ScoreMatrix
 from lexir.retrieval.bm25_terms import QueryTerms
 from lexir.retrieval.params import Param
-from lexir.types import Corpus, Document, Query, Run
+from lexir.types import Corpus, Document, DocumentStream, Query, Run
 
 FORMAT_VERSION = 1
 __all__ = ["METHODS", "BM25Retriever", "ScoreMatrix", "QueryTerms", "document_tokens", "make_analyzer"]
@@ -147,8 +147,14 @@ class BM25Retriever(Retriever):
     def document_tokens(self, title: str, text: str) -> list[str]:
         return document_tokens(self.analyzer, title, text, self.title_weight)
 
-    def index(self, corpus: Corpus, progress: Callable[[int], None] | None = None) -> BM25Retriever:
+    def index(self, corpus: Corpus | DocumentStream, progress: Callable[[int], None] | None = None) -> BM25Retriever:
         term_ids, lengths, vocab = analysed(corpus, self.analyzer, self.title_weight, progress)
+        if isinstance(corpus, DocumentStream):
+            # A stream is a corpus too large to hold, built by a process of its own (lexir index):
+            # simplemma's dictionaries (German: 101 MiB) are freed before the matrix is counted, the
+            # build's peak; a later text with a word not yet seen loads them again (a second). A
+            # Corpus's build keeps them: a service analysing questions must not pay that.
+            release_lemmatizer()
         return self.index_flat(term_ids, lengths, vocab, corpus.ids, corpus_fingerprint(corpus))
 
     def index_ids(self, ids_per_doc: Sequence[Sequence[int]], vocab: dict[str, int], doc_ids: Sequence[str],

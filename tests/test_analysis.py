@@ -1,4 +1,5 @@
 import json
+from contextlib import nullcontext
 
 import pytest
 
@@ -116,31 +117,41 @@ def test_an_analyzer_keeps_a_bounded_number_of_word_forms(options):
     assert got == [fresh(w) for w in words]  # forms computed again after a clear are the same forms
 
 
-def test_lexirs_simplemma_lemmatizer_gives_simplemmas_lemmas_and_can_be_released(data_dir):
-    # lexir owns simplemma's dictionaries (one lemmatizer per process) so that a BM25 build can free
-    # them (101 MiB for German) before its matrix; the lemmas must be the library's own, after a release too
+def test_lexirs_simplemma_lemmatizers_give_simplemmas_lemmas_and_can_be_released(data_dir):
+    # lexir owns simplemma's dictionaries (one lemmatizer of each kind per process): the full ones for
+    # an index's analysis, the low-memory ones for a question's words in a process that only loaded
+    # an index; a streamed build frees them before its matrix. Whichever answers, the lemmas must be
+    # the library's own.
     import simplemma
 
-    from lexir.analysis import release_lemmatizer
+    from lexir.analysis import bulk_lemmas, release_lemmatizer
     from lexir.analysis.analyzer import SIMPLEMMA
     from lexir.io import read_corpus_jsonl
     from lexir.retrieval.bm25 import BM25Retriever
     from lexir.types import Corpus, DocumentStream
 
-    words = {"de": "Der Vermieter hat gekündigt und die Mieter widersprachen der Kündigung fristgerecht",
-             "fr": "Le salarié licencié a contesté les heures supplémentaires impayées",
-             "pl": "Ukradłem rower koledze i sprzedałem go"}
-    for language, text in words.items():
-        for word in text.lower().split():
-            assert SIMPLEMMA.lemmatize(word, language) == simplemma.lemmatize(word, lang=language), (language, word)
     docs = read_corpus_jsonl(data_dir / "de" / "gerlayqa-dev" / "corpus.jsonl")[:300]
+    words = {"de": sorted({w for d in docs for w in Analyzer.create("de").surface(d.text)})[:400],
+             "fr": "le salarié licencié a contesté les heures supplémentaires impayées".split()}
+    for bulk in (False, True):
+        SIMPLEMMA.__init__()  # nothing loaded, nothing used
+        with bulk_lemmas() if bulk else nullcontext():
+            for language, some in words.items():
+                for word in some:
+                    assert SIMPLEMMA.lemmatize(word, language) == simplemma.lemmatize(word, lang=language), \
+                        (bulk, language, word)
+        assert SIMPLEMMA.loaded() == {"full" if bulk else "low-memory"}
+
+    SIMPLEMMA.__init__()
     analyzer = Analyzer.create("de", "stem", stoplist="iso", verb_lemmas=True)
     BM25Retriever(analyzer).index(Corpus("bgb", docs, language="de"))
-    assert SIMPLEMMA.loaded()  # a Corpus's build (a service's) keeps them
+    assert SIMPLEMMA.loaded() == {"full"}  # a Corpus's build keeps them: the next build or question is fast
     BM25Retriever(analyzer).index(DocumentStream("bgb", lambda: iter(docs), language="de"))
-    assert not SIMPLEMMA.loaded()  # a stream's build (lexir index FILE) frees them for its matrix
-    after = analyzer("Die Vermieterin kündigte, der Mieter widersprach")  # new words load them again
-    assert SIMPLEMMA.loaded()
-    assert after == Analyzer.create("de", "stem", stoplist="iso", verb_lemmas=True)(
-        "Die Vermieterin kündigte, der Mieter widersprach")
-    assert release_lemmatizer() is True and release_lemmatizer() is False
+    assert SIMPLEMMA.loaded() == set()  # a stream's build (lexir index FILE) frees them for its matrix
+    question = "Die Vermieterin kündigte, der Mieter widersprach"
+    assert analyzer(question) == Analyzer.create("de", "stem", stoplist="iso", verb_lemmas=True)(question)
+    assert SIMPLEMMA.loaded() == {"low-memory"}  # a question's new words, outside any build
+    assert release_lemmatizer() == set()  # the low-memory ones serve questions: kept
+    with bulk_lemmas():
+        analyzer("Kündigungsschutzklage eingereicht")
+    assert SIMPLEMMA.loaded() == {"full", "low-memory"} and release_lemmatizer() == {"full"}

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import count
 
+from lexir.analysis import bulk_lemmas
 from lexir.evaluation import Measure, evaluate
 from lexir.retrieval.base import get_system, parse_params
 from lexir.retrieval.bm25 import BM25Retriever, corpus_fingerprint, document_tokens, make_analyzer
@@ -35,8 +36,9 @@ def sweep_bm25(
                              settings["lemmatizer"])
     method, title_weight, dedupe = settings["method"], settings["title_weight"], settings["dedupe_query"]
     term_ids: defaultdict[str, int] = defaultdict(count().__next__)  # in order of first occurrence
-    ids_per_doc = [list(map(term_ids.__getitem__, document_tokens(analyzer, d.title, d.text, title_weight)))
-                   for d in corpus]
+    with bulk_lemmas():
+        ids_per_doc = [list(map(term_ids.__getitem__, document_tokens(analyzer, d.title, d.text, title_weight)))
+                       for d in corpus]
     vocab = dict(term_ids)
     query_ids = QueryTerms(analyzer, vocab, dedupe).lists([q.text for q in queries.queries])
     fingerprint = corpus_fingerprint(corpus)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from functools import cache, partial
 from importlib import resources
@@ -309,45 +310,90 @@ class Analyzer:
 
 
 class _Simplemma:
-    """simplemma's lemmatizer over dictionaries lexir owns: one per process, shared by every
-    analyzer, loaded by the first lemma asked for. :meth:`release` drops it, and with it its
-    dictionaries (German: 1.1 million forms, 101 MiB), which the next lemma loads again (about a
-    second); the lemmas are those of ``simplemma.lemmatize``."""
+    """simplemma's lemmatizers over dictionaries lexir owns, one of each per process, shared by
+    every analyzer; the lemmas are ``simplemma.lemmatize``'s whichever answers.
+
+    * The full dictionaries, decoded into memory (German: 1.1 million forms, 101 MiB, a second to
+      load), answer inside :meth:`bulk` (an index's analysis: several times faster per word), and
+      every lemma once they are loaded.
+    * Otherwise (a question's few new words, in a process that loaded an index) the low-memory
+      ones answer, read from simplemma's compressed data as needed (German: about 20 MiB).
+
+    :meth:`release` frees the full ones, and the low-memory ones too if no lemma outside a bulk
+    analysis has needed them yet; the next lemma loads what it needs again."""
 
     def __init__(self) -> None:
-        self._lemmatizer = None
+        self._full = self._low = None
+        self._bulk = 0  # bulk analyses under way
+        self._low_used = False  # a lemma outside a bulk analysis asked for the low-memory ones
         self._lock = threading.Lock()
 
     def lemmatize(self, token: str, language: str) -> str:
-        lemmatizer = self._lemmatizer
+        lemmatizer = self._full
         if lemmatizer is None:
-            with self._lock:
-                if self._lemmatizer is None:
-                    import simplemma
-                    from simplemma.strategies import DefaultStrategy
-                    from simplemma.strategies.dictionaries import DefaultDictionaryFactory
-
-                    strategy = DefaultStrategy(dictionary_factory=DefaultDictionaryFactory())
-                    self._lemmatizer = simplemma.Lemmatizer(lemmatization_strategy=strategy)
-                lemmatizer = self._lemmatizer
+            if self._bulk:
+                lemmatizer = self._make(full=True)
+            else:
+                self._low_used = True
+                lemmatizer = self._low or self._make(full=False)
         return lemmatizer.lemmatize(token, language)
 
-    def loaded(self) -> bool:
-        return self._lemmatizer is not None
+    def _make(self, full: bool):
+        with self._lock:
+            made = self._full if full else self._low
+            if made is None:
+                import simplemma
+                from simplemma.strategies import DefaultStrategy
+                from simplemma.strategies.dictionaries import (
+                    DefaultDictionaryFactory,
+                    StreamDictionaryFactory,
+                )
 
-    def release(self) -> None:
-        self._lemmatizer = None  # a lemma being looked up meanwhile finishes with the one it holds
+                factory = DefaultDictionaryFactory() if full else StreamDictionaryFactory()
+                made = simplemma.Lemmatizer(lemmatization_strategy=DefaultStrategy(dictionary_factory=factory))
+                if full:
+                    self._full = made
+                else:
+                    self._low = made
+            return made
+
+    @contextmanager
+    def bulk(self):
+        """Lemmas asked for inside come from the full dictionaries (loaded by the first)."""
+        with self._lock:
+            self._bulk += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._bulk -= 1
+
+    def loaded(self) -> frozenset[str]:
+        """Which dictionaries are loaded: "full", "low-memory"."""
+        return frozenset(name for name, made in (("full", self._full), ("low-memory", self._low)) if made)
+
+    def release(self) -> frozenset[str]:
+        with self._lock:
+            before = self.loaded()
+            self._full = None  # a lemma being looked up meanwhile finishes with the lemmatizer it holds
+            if not self._low_used:
+                self._low = None
+            return before - self.loaded()
 
 
 SIMPLEMMA = _Simplemma()
 
 
-def release_lemmatizer() -> bool:
-    """Free simplemma's dictionaries (:class:`_Simplemma`) until a lemma is asked for again;
-    whether they were loaded. Analyzers keep the term forms they have made."""
-    loaded = SIMPLEMMA.loaded()
-    SIMPLEMMA.release()
-    return loaded
+def bulk_lemmas():
+    """A context for analysing many texts (an index's): lemmas come from simplemma's full
+    dictionaries, several times faster per word than the low-memory ones (:class:`_Simplemma`)."""
+    return SIMPLEMMA.bulk()
+
+
+def release_lemmatizer() -> frozenset[str]:
+    """Free simplemma's full dictionaries (and the low-memory ones where only bulk analyses used
+    them) until a lemma needs them again; which were freed. Analyzers keep the term forms they made."""
+    return SIMPLEMMA.release()
 
 
 def _verb_lemma_stem(stem, language: str):

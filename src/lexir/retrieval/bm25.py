@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lexir.analysis import MODES, Analyzer, AnalyzerConfig, release_lemmatizer
+from lexir.analysis import MODES, Analyzer, AnalyzerConfig, bulk_lemmas, release_lemmatizer
 from lexir.io.generations import loads, new_generation
 from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval import bm25_kernel
@@ -76,17 +76,18 @@ def analysed(corpus: Iterable[Document], analyzer: Analyzer, title_weight: int =
     # term ids): when documents are paragraphs, many share their article's heading. A title's
     # terms take their ids before its document's text's, as in document_tokens()'s order.
     titles: dict[str, array] = {}
-    for doc in corpus:
-        before = len(term_ids)
-        if doc.title and weight > 0:
-            head = titles.get(doc.title)
-            if head is None:
-                head = titles[doc.title] = array("i", ids_of(doc.title)) * weight
-            add_ids(head)
-        add_ids(ids_of(doc.text))
-        add_length(len(term_ids) - before)
-        if progress:
-            progress(1)
+    with bulk_lemmas():
+        for doc in corpus:
+            before = len(term_ids)
+            if doc.title and weight > 0:
+                head = titles.get(doc.title)
+                if head is None:
+                    head = titles[doc.title] = array("i", ids_of(doc.title)) * weight
+                add_ids(head)
+            add_ids(ids_of(doc.text))
+            add_length(len(term_ids) - before)
+            if progress:
+                progress(1)
     return np.frombuffer(term_ids, dtype=np.int32), np.frombuffer(lengths, dtype=np.int64), dict(vocab)
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lexir.analysis import Analyzer, AnalyzerConfig
+from lexir.analysis import Analyzer, AnalyzerConfig, bulk_lemmas
 from lexir.io.generations import Generation, loads, new_generation
 from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval.base import Retriever, register_system
@@ -186,24 +186,25 @@ class IncrementalBM25(Retriever):
             self._free_slots.append(slot)
         vocab, term_id = self.vocab, self._term_id
         new_slots = []
-        for doc in add:
-            tokens = self._tokens(doc.title, doc.text)
-            counts = Counter(tokens)
-            slot = self._new_slot()
-            new_slots.append(slot)
-            self.doc_ids[slot], self._hashes[slot] = doc.id, document_hash(doc)
-            self._slot[doc.id] = slot
-            self._lengths[slot] = len(tokens)
-            self.total_length += len(tokens)
-            self.n_docs += 1
-            get = vocab.get
-            tids = [get(term) for term in counts]
-            if None in tids:
-                tids = [term_id(term) if t is None else t for term, t in zip(counts, tids, strict=True)]
-            self._doc_terms[slot] = np.array(tids, dtype=np.int64)
-            self._doc_tf[slot] = np.fromiter(counts.values(), dtype=np.int32, count=len(counts))
-            if progress:
-                progress(1)
+        with bulk_lemmas():  # lemmas from the fast dictionaries while documents are analysed
+            for doc in add:
+                tokens = self._tokens(doc.title, doc.text)
+                counts = Counter(tokens)
+                slot = self._new_slot()
+                new_slots.append(slot)
+                self.doc_ids[slot], self._hashes[slot] = doc.id, document_hash(doc)
+                self._slot[doc.id] = slot
+                self._lengths[slot] = len(tokens)
+                self.total_length += len(tokens)
+                self.n_docs += 1
+                get = vocab.get
+                tids = [get(term) for term in counts]
+                if None in tids:
+                    tids = [term_id(term) if t is None else t for term, t in zip(counts, tids, strict=True)]
+                self._doc_terms[slot] = np.array(tids, dtype=np.int64)
+                self._doc_tf[slot] = np.fromiter(counts.values(), dtype=np.int32, count=len(counts))
+                if progress:
+                    progress(1)
         self._dirty_slots.update(new_slots)
         add_terms = [self._doc_terms[slot] for slot in new_slots]
         empty = self._merge(dead, removed_terms, _concat(add_terms, np.int64),

@@ -272,12 +272,9 @@ class Analyzer:
         return self._surface_folded(piece, _TOKEN)
 
     def term(self, token: str) -> str:
-        """The index term of a surface token; "" for a stopword."""
-        if self._lemma_first:
-            return self._forms[token]
-        if token in self._stop:
-            return ""
-        return self._forms[token] if self._transform is not None else token
+        """The index term of a surface token; "" for a stopword (and for an empty form, which a
+        question cannot search for)."""
+        return self.indexed_term(token) or ""
 
     def indexed_term(self, token: str) -> str | None:
         """The term a surface token adds where :meth:`tokens` analyses a text, None for one it

@@ -97,3 +97,42 @@ def test_ids_with_whitespace_survive_trec_files(tmp_path):
     assert read_run(tmp_path / "r.trec") == run
     write_qrels({"q 1": {"AO 1977::177": 1}}, tmp_path / "q.txt")
     assert read_qrels(tmp_path / "q.txt") == {"q 1": {"AO 1977::177": 1}}
+
+
+LINES = ['{"_id": "a", "text": "x"}\n', '  {"_id": "a"}  \n', '{"a": 1} {"b": 2}\n', '{"a": 1}x\n', '{oops\n',
+         '[1, 2]\n', '"s"\n', '{"a": "\\ud800"}\n', '{"a": 1}', '\t{"a": [1, {"b": null}]}\t\r\n', '{"a":\n', 'nul\n',
+         '{"a": NaN}\n', '{"a": 1e999}\n', '{"a": "\u00e4\u00df\u00a7"}\n', '}\n', '{"a": 1}\n\n']
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_a_jsonl_line_reads_as_json_loads_reads_it(line):
+    """read_jsonl's fast path (the decoder's scanner, see io.jsonl._loads) gives json.loads's
+    object, or its error with the same message, for every kind of line."""
+    import json
+
+    from lexir.io.jsonl import _loads
+
+    try:
+        want = json.loads(line)
+    except json.JSONDecodeError as err:
+        with pytest.raises(json.JSONDecodeError) as got:
+            _loads(line)
+        assert (got.value.msg, got.value.pos) == (err.msg, err.pos)
+    else:
+        assert repr(_loads(line)) == repr(want)
+
+
+def test_jsonl_corpus_fields_as_field_reads_them(tmp_path):
+    """Ids and texts under either name, numbers as strings, the first present name winning,
+    a wrong type named; the same documents whichever path read them."""
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"_id": "a", "text": "x", "title": "T"}\n{"id": 7, "contents": "y"}\n'
+                    '{"_id": null, "id": "c", "text": null, "contents": "z"}\n{"_id": 2.5, "id": "d", "text": "w"}\n')
+    assert read_corpus_jsonl(path) == [Document("a", "x", "T"), Document("7", "y"), Document("c", "z"),
+                                       Document("2.5", "w")]
+    path.write_text('{"_id": "a", "text": ["x"]}\n')
+    with pytest.raises(FormatError, match=r"c.jsonl:1 \(field 'text'\).*expected str, got list"):
+        read_corpus_jsonl(path)
+    path.write_text('{"_id": {"x": 1}, "text": "x"}\n')
+    with pytest.raises(FormatError, match=r"c.jsonl:1 \(field '_id'\)"):
+        read_corpus_jsonl(path)

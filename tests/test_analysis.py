@@ -155,3 +155,23 @@ def test_lexirs_simplemma_lemmatizers_give_simplemmas_lemmas_and_can_be_released
     with bulk_lemmas():
         analyzer("Kündigungsschutzklage eingereicht")
     assert SIMPLEMMA.loaded() == {"full", "low-memory"} and release_lemmatizer() == {"full"}
+
+
+def test_a_released_lemmatizer_is_freed_at_once():
+    """simplemma's strategies reference one another (a cycle): release_lemmatizer() must free the
+    dictionaries itself, not leave them to whenever the cycle collector next runs."""
+    import gc
+
+    from lexir.analysis import bulk_lemmas, release_lemmatizer
+    from lexir.analysis.analyzer import SIMPLEMMA
+
+    SIMPLEMMA.__init__()
+    with bulk_lemmas():
+        SIMPLEMMA.lemmatize("gekündigt", "de")
+    released = id(SIMPLEMMA._full), type(SIMPLEMMA._full)
+    gc.disable()  # no collection but the one release_lemmatizer() makes
+    try:
+        assert release_lemmatizer() == {"full"}
+        assert not any(id(o) == released[0] and type(o) is released[1] for o in gc.get_objects())
+    finally:
+        gc.enable()

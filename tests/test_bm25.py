@@ -294,13 +294,13 @@ def test_batch_query_analysis_equals_one_query_at_a_time(data_dir, language, mod
     texts = _real_texts(data_dir, language)
     # Edge cases among them: empty, stopwords only, a word split over a line break, "_" (another
     # tokeniser), the batch's sentinel itself (the batch is then analysed text by text).
-    from lexir.analysis.analyzer import _SENTINEL
+    from lexir.analysis.analyzer import _SENTINEL, SENTINEL_PIECE
 
     texts = texts[:300] + ["", "i w z" if language == "pl" else "und der", "Schadens-\nersatz foo_bar",
                            f"x {_SENTINEL.upper()} y"] + texts[300:]
     analyzer = Analyzer.create(language, mode)
     reference = Analyzer.create(language, mode)  # its own form cache: nothing shared
-    # A text's tokens are those of its whitespace pieces, and its terms follow from its tokens.
+    # A text's tokens are those of its pieces, and its terms follow from its tokens.
     for text in texts:
         assert [t for p in analyzer.pieces(text) for t in analyzer.piece_tokens(p)] == analyzer.surface(text)
         assert [analyzer.term(t) for t in analyzer.surface(text) if analyzer.term(t)] == [t for t in reference(text) if t]
@@ -309,7 +309,7 @@ def test_batch_query_analysis_equals_one_query_at_a_time(data_dir, language, mod
     assert analyzer.pieces_joined(texts) is None
     plain = [t for t in texts if _SENTINEL not in t.casefold()]
     joined = analyzer.pieces_joined(plain)
-    expected_pieces = [p for i, t in enumerate(plain) for p in ([_SENTINEL] if i else []) + analyzer.pieces(t)]
+    expected_pieces = [p for i, t in enumerate(plain) for p in ([SENTINEL_PIECE] if i else []) + analyzer.pieces(t)]
     assert joined == expected_pieces
 
     docs = Corpus("half", [Document(f"x::{i}", t) for i, t in enumerate(texts[::2])], language=language)

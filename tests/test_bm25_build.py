@@ -11,6 +11,7 @@ from lexir.analysis import Analyzer
 from lexir.retrieval import bm25_matrix
 from lexir.retrieval.bm25 import BM25Retriever, analysed, document_tokens
 from lexir.retrieval.bm25_matrix import ABSENCE_SCORED, METHODS, CollectionStats, ScoreMatrix, idf, tfc
+from lexir.types import Corpus, Document
 
 
 def _reference(term_ids, lengths, n_terms, k1, b, method, stats=None):
@@ -88,6 +89,33 @@ def test_analysed_is_document_tokens_in_first_occurrence_order(request, demo_ben
         want_lengths.append(len(tokens))
     assert list(vocab.items()) == list(want_vocab.items())
     assert ids.tolist() == want_ids and lengths.tolist() == want_lengths
+
+
+# Pieces of several tokens or of none (Analyzer.pieces), first and last in a title or a text,
+# repeated, in an empty document and beside one; a lone surrogate (valid JSON: "\\udc80").
+EDGES = [("Art. 1–3 BGB", "1–3 Abs.–Nr. §§ 12–14 „Miet–Pacht“ 1–3"), ("", "§"), ("", ""),
+         ("§ 5", "x\udc80y Straße–Weg ß–ss ΑΒΓ–δ 1–3"), ("1–3", "Ende 4–5–6")]
+
+
+@pytest.mark.parametrize(("language", "mode", "options"), [("de", "stem", {}), ("de", "lemma", {}),
+                                                           ("de", "raw", {"compounds": "both"})])
+def test_analysed_pieces_of_several_terms(language, mode, options):
+    """A piece of several terms becomes a placeholder replaced at the end (in place), and its
+    document's length counts its terms: the ids are document_tokens()'s."""
+    corpus = Corpus("edges", [Document(f"d{i}", text, title) for i, (title, text) in enumerate(EDGES * 3)],
+                    language=language)
+    analyzer = Analyzer.create(language, mode, **options)
+    ids, lengths, vocab = analysed(corpus, analyzer, title_weight=2)
+    reference = Analyzer.create(language, mode, **options)
+    want_vocab: dict[str, int] = {}
+    want_ids, want_lengths = [], []
+    for doc in corpus:
+        tokens = document_tokens(reference, doc.title, doc.text, 2)
+        want_ids += [want_vocab.setdefault(t, len(want_vocab)) for t in tokens]
+        want_lengths.append(len(tokens))
+    assert list(vocab.items()) == list(want_vocab.items())
+    assert ids.tolist() == want_ids and lengths.tolist() == want_lengths
+    assert ids.min() >= 0 and lengths.sum() == len(ids)
 
 
 @pytest.mark.parametrize("method", METHODS)

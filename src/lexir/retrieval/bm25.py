@@ -46,26 +46,32 @@ def document_tokens(analyzer: Analyzer, title: str, text: str, title_weight: int
 
 
 def analysed(corpus: Iterable[Document], analyzer: Analyzer, title_weight: int = 1,
-             progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+             progress: Callable[[int], None] | None = None,
+             release: bool = False) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
     """What BM25 indexes of ``corpus`` (a Corpus, or any documents in order: a
     :class:`~lexir.types.DocumentStream`): every document's term ids (:func:`document_tokens`'s
     terms; int32), concatenated in corpus order, the documents' lengths (int64), and the
-    vocabulary (term -> id, in order of first occurrence)."""
+    vocabulary (term -> id, in order of first occurrence). With ``release``, simplemma's
+    dictionaries (:func:`~lexir.analysis.release_lemmatizer`) and the analyzer's cached word forms
+    (:meth:`~lexir.analysis.Analyzer.forget_forms`) are freed as soon as the last text is analysed."""
     # Term ids in order of first occurrence; the defaultdict hands out the next id to a new
     # term. The ids of all documents go into one flat int32 array (what the score matrix is built
     # from), so no document's token list outlives its document.
     vocab: defaultdict[str, int] = defaultdict(count().__next__)
     term_ids, lengths = array("i"), array("q")
     add_ids, add_length = term_ids.extend, lengths.append
+    pieces = None
     if isinstance(analyzer, Analyzer):
-        # Each distinct surface token is turned into its term's id once (stopwords into _STOP,
-        # then dropped): a document's ids are one C-level map() and filter() over its surface
-        # tokens, and the ids are handed out as the terms first occur, as tokens() then ids would.
-        token_id = _TermIds(analyzer.indexed_term, vocab.__getitem__).__getitem__
-        kept = _STOP.__ne__
+        # Each distinct piece of folded text (Analyzer.pieces: nearly always one token) is turned
+        # into its term's id once: a document's ids are one C-level map() and filter() over its
+        # pieces. A piece of no term (stopwords, "§") maps to _STOP and is dropped; one of several
+        # terms to a placeholder, replaced by its terms once all documents are read (_expanded).
+        # Ids are handed out as the terms first occur, as tokens() then ids would.
+        pieces = _PieceTermIds(analyzer, vocab.__getitem__)
+        piece_id, split, kept = pieces.__getitem__, analyzer.pieces, _STOP.__ne__
 
         def ids_of(text: str):
-            return filter(kept, map(token_id, analyzer.surface(text)))
+            return filter(kept, map(piece_id, split(text)))
     else:  # an analyzer of other terms (evidence.BigramAnalyzer: pairs of terms)
         term_id = vocab.__getitem__
 
@@ -88,25 +94,80 @@ def analysed(corpus: Iterable[Document], analyzer: Analyzer, title_weight: int =
             add_length(len(term_ids) - before)
             if progress:
                 progress(1)
-    return np.frombuffer(term_ids, dtype=np.int32), np.frombuffer(lengths, dtype=np.int64), dict(vocab)
+    del titles
+    if release:
+        release_lemmatizer()
+        if pieces is not None:
+            analyzer.forget_forms()
+    lengths_array = np.frombuffer(lengths, dtype=np.int64)
+    if pieces is not None and pieces.several:
+        return _expanded(term_ids, lengths_array, pieces.several), lengths_array, dict(vocab)
+    return np.frombuffer(term_ids, dtype=np.int32), lengths_array, dict(vocab)
 
 
-_STOP = -1  # what a stopword's surface token maps to in analysed()
+_STOP = -1  # what a piece of no term (stopwords only) maps to in analysed()
 
 
-class _TermIds(dict):
-    """Surface token -> the id of its term, or _STOP for a stopword; computed on first sight."""
+class _PieceTermIds(dict):
+    """Piece of folded text (:meth:`Analyzer.pieces`) -> the id of its one term, _STOP for a
+    piece of none, or for a piece of several terms ``-2 - i``, ``several[i]`` holding their ids;
+    computed on first sight."""
 
-    __slots__ = ("term", "term_id")
+    __slots__ = ("analyzer", "several", "term_id")
 
-    def __init__(self, term: Callable[[str], str | None], term_id: Callable[[str], int]) -> None:
+    def __init__(self, analyzer: Analyzer, term_id: Callable[[str], int]) -> None:
         super().__init__()
-        self.term, self.term_id = term, term_id
+        self.analyzer, self.term_id = analyzer, term_id
+        self.several: list[tuple[int, ...]] = []
 
-    def __missing__(self, token: str) -> int:
-        term = self.term(token)
-        value = self[token] = _STOP if term is None else self.term_id(term)
+    def __missing__(self, piece: bytes) -> int:
+        term = self.analyzer.indexed_term
+        ids = [self.term_id(t) for t in map(term, self.analyzer.piece_tokens(piece)) if t is not None]
+        if len(ids) == 1:
+            value = ids[0]
+        elif ids:
+            value = -2 - len(self.several)
+            self.several.append(tuple(ids))
+        else:
+            value = _STOP
+        self[piece] = value
         return value
+
+
+def _expand_source(ids, n, starts, parts):  # pragma: no cover - compiled by numba
+    """``ids[:n]`` with every placeholder ``-2 - i`` replaced by ``parts[starts[i]:starts[i + 1]]``,
+    written into ``ids`` itself from its end (which the placeholders' extra terms lengthened)."""
+    w = ids.size
+    for r in range(n - 1, -1, -1):
+        v = ids[r]
+        if v >= 0:
+            w -= 1
+            ids[w] = v
+        else:
+            i = -2 - v
+            for p in range(starts[i + 1] - 1, starts[i] - 1, -1):
+                w -= 1
+                ids[w] = parts[p]
+
+
+def _expanded(term_ids: array, lengths: np.ndarray, several: list[tuple[int, ...]]) -> np.ndarray:
+    """analysed()'s term ids with each placeholder of a piece of several terms replaced by
+    them, in place (``term_ids`` grows by the extra terms), and ``lengths`` counting them."""
+    n = len(term_ids)
+    ids = np.frombuffer(term_ids, dtype=np.int32)
+    where = np.flatnonzero(ids < _STOP)
+    sizes = np.fromiter(map(len, several), dtype=np.int64, count=len(several))
+    extra = sizes[-2 - ids[where].astype(np.int64)] - 1
+    del ids  # term_ids cannot grow while an array views it
+    # the document of each placeholder: the number of documents that end at or before it
+    np.add.at(lengths, np.searchsorted(np.cumsum(lengths), where, side="right"), extra)
+    term_ids.frombytes(bytes(4 * int(extra.sum())))
+    ids = np.frombuffer(term_ids, dtype=np.int32)
+    starts = np.zeros(len(several) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    parts = np.fromiter(chain.from_iterable(several), dtype=np.int32, count=int(starts[-1]))
+    bm25_kernel._compiled(_expand_source)(ids, n, starts, parts)
+    return ids
 
 
 class BM25Retriever(Retriever):
@@ -149,13 +210,13 @@ class BM25Retriever(Retriever):
         return document_tokens(self.analyzer, title, text, self.title_weight)
 
     def index(self, corpus: Corpus | DocumentStream, progress: Callable[[int], None] | None = None) -> BM25Retriever:
-        term_ids, lengths, vocab = analysed(corpus, self.analyzer, self.title_weight, progress)
-        if isinstance(corpus, DocumentStream):
-            # A stream is a corpus too large to hold, built by a process of its own (lexir index):
-            # simplemma's dictionaries (German: 101 MiB) are freed before the matrix is counted, the
-            # build's peak; a later text with a word not yet seen loads them again (a second). A
-            # Corpus's build keeps them: a service analysing questions must not pay that.
-            release_lemmatizer()
+        # A stream is a corpus too large to hold, built by a process of its own (lexir index):
+        # simplemma's dictionaries (German: 101 MiB) are freed once its texts are analysed, before
+        # the matrix is counted (the build's peak); a later text with a word not yet seen loads
+        # them again (a second). A Corpus's build keeps them: a service analysing questions must
+        # not pay that.
+        term_ids, lengths, vocab = analysed(corpus, self.analyzer, self.title_weight, progress,
+                                            release=isinstance(corpus, DocumentStream))
         return self.index_flat(term_ids, lengths, vocab, corpus.ids, corpus_fingerprint(corpus))
 
     def index_ids(self, ids_per_doc: Sequence[Sequence[int]], vocab: dict[str, int], doc_ids: Sequence[str],

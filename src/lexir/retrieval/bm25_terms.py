@@ -15,7 +15,7 @@ from itertools import chain, repeat
 import numpy as np
 
 from lexir.analysis import Analyzer
-from lexir.analysis.analyzer import SENTINEL
+from lexir.analysis.analyzer import SENTINEL_PIECE
 
 
 class QueryTerms:
@@ -73,7 +73,7 @@ class QueryTerms:
         """The ids of the terms of all ``texts`` (at least one) in text order, in one array:
         -1 for a stopword or a term the index lacks, :data:`_SEPARATOR` between two texts.
 
-        The texts are folded together and split at whitespace (:meth:`Analyzer.pieces_joined`);
+        The texts are folded together and split into pieces (:meth:`Analyzer.pieces_joined`);
         each distinct piece is tokenised, analysed and looked up once (:class:`_PieceIds`)."""
         analyzer = self.analyzer
         if type(analyzer) is Analyzer:
@@ -119,17 +119,17 @@ class _PieceIds(dict):
         super().__init__()
         self.analyzer, self.vocab, self.limit = analyzer, vocab, limit
         self.terms: dict[str, int] = {}  # surface token -> id
-        self.single: dict[str, int] = {}
+        self.single: dict[bytes, int] = {}
         self._reset()
 
     def _reset(self) -> None:
         self.clear()
         self.terms.clear()
         self.single.clear()
-        self[SENTINEL] = (_SEPARATOR,)
-        self.single[SENTINEL] = _SEPARATOR
+        self[SENTINEL_PIECE] = (_SEPARATOR,)
+        self.single[SENTINEL_PIECE] = _SEPARATOR
 
-    def __missing__(self, piece: str) -> tuple[int, ...]:
+    def __missing__(self, piece: bytes) -> tuple[int, ...]:
         if len(self) >= self.limit:
             self._reset()
         found = self[piece] = self.exact(piece)
@@ -137,11 +137,11 @@ class _PieceIds(dict):
             self.single[piece] = found[0]
         return found
 
-    def ids(self, pieces: list[str]) -> np.ndarray:
+    def ids(self, pieces: list[bytes]) -> np.ndarray:
         """The ids of the terms of ``pieces``, in order, as one array.
 
         Each piece's id comes from ``single`` in one pass; the few pieces not there (new ones,
-        and pieces of no token or of several: "-", "1/10") are spliced in after; a mostly new
+        and pieces of no token or of several: "§", "1–3") are spliced in after; a mostly new
         batch (a cold start) goes piece by piece."""
         found = np.fromiter(map(self.single.get, pieces, repeat(_ODD)), dtype=np.int64, count=len(pieces))
         odd = np.flatnonzero(found == _ODD).tolist()
@@ -157,9 +157,9 @@ class _PieceIds(dict):
         parts.append(found[last:])
         return np.concatenate(parts)
 
-    def exact(self, piece: str) -> tuple[int, ...]:
+    def exact(self, piece: bytes) -> tuple[int, ...]:
         """The ids of ``piece``'s terms, the sentinel taken as the word it then is."""
-        if piece in self and piece != SENTINEL:
+        if piece in self and piece != SENTINEL_PIECE:
             return self[piece]
         terms, vocab, term = self.terms, self.vocab, self.analyzer.term
         out = []

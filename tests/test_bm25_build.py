@@ -118,6 +118,25 @@ def test_analysed_pieces_of_several_terms(language, mode, options):
     assert ids.min() >= 0 and lengths.sum() == len(ids)
 
 
+@pytest.mark.parametrize(("language", "mode", "options"), [ANALYSES[0], ANALYSES[5]])
+def test_analysed_with_a_table_and_batches_that_must_grow(demo_bench, monkeypatch, language, mode, options):
+    """The compiled piece look-up (bm25_pieces) from a table of 8 slots and an arena of 16 bytes,
+    over batches of one document or of 4 KiB: it stops at a new piece that does not fit, grows (rehashing
+    the pending pieces' slots too) and goes on; the ids are those of a table that never grows."""
+    from lexir.retrieval import bm25_pieces
+
+    corpus = Corpus("mixed", list(demo_bench.corpus)[:400] + [Document(f"e{i}", text, title)
+                                                               for i, (title, text) in enumerate(EDGES)],
+                    language=language)
+    want = analysed(corpus, Analyzer.create(language, mode, **options), title_weight=2)
+    init = bm25_pieces.PieceTable.__init__
+    monkeypatch.setattr(bm25_pieces.PieceTable, "__init__", lambda self: init(self, capacity=8, arena=16))
+    for batch in (1, 4096):  # a document a batch; several, the table growing between them
+        monkeypatch.setattr(bm25_pieces, "_BATCH_BYTES", batch)
+        got = analysed(corpus, Analyzer.create(language, mode, **options), title_weight=2)
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist() and got[2] == want[2]
+
+
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("chunk", [1, 97, 1 << 20])
 def test_build_equals_whole_array_build(demo_ids, monkeypatch, method, chunk):

@@ -24,6 +24,7 @@ from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval import bm25_kernel
 from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.bm25_matrix import METHODS, ScoreMatrix
+from lexir.retrieval.bm25_pieces import PieceIds, analysed_pieces, expanded
 from lexir.retrieval.bm25_terms import QueryTerms
 from lexir.retrieval.params import Param
 from lexir.types import Corpus, Document, DocumentStream, Query, Run
@@ -58,116 +59,43 @@ def analysed(corpus: Iterable[Document], analyzer: Analyzer, title_weight: int =
     # term. The ids of all documents go into one flat int32 array (what the score matrix is built
     # from), so no document's token list outlives its document.
     vocab: defaultdict[str, int] = defaultdict(count().__next__)
-    term_ids, lengths = array("i"), array("q")
-    add_ids, add_length = term_ids.extend, lengths.append
     pieces = None
-    if isinstance(analyzer, Analyzer):
-        # Each distinct piece of folded text (Analyzer.pieces: nearly always one token) is turned
-        # into its term's id once: a document's ids are one C-level map() and filter() over its
-        # pieces. A piece of no term (stopwords, "§") maps to _STOP and is dropped; one of several
-        # terms to a placeholder, replaced by its terms once all documents are read (_expanded).
-        # Ids are handed out as the terms first occur, as tokens() then ids would.
-        pieces = _PieceTermIds(analyzer, vocab.__getitem__)
-        piece_id, split, kept = pieces.__getitem__, analyzer.pieces, _STOP.__ne__
-
-        def ids_of(text: str):
-            return filter(kept, map(piece_id, split(text)))
-    else:  # an analyzer of other terms (evidence.BigramAnalyzer: pairs of terms)
-        term_id = vocab.__getitem__
-
-        def ids_of(text: str):
-            return map(term_id, analyzer(text))
-    weight = title_weight
-    # What document_tokens() does, with each distinct title analysed once (and kept as its
-    # term ids): when documents are paragraphs, many share their article's heading. A title's
-    # terms take their ids before its document's text's, as in document_tokens()'s order.
-    titles: dict[str, array] = {}
     with bulk_lemmas():
-        for doc in corpus:
-            before = len(term_ids)
-            if doc.title and weight > 0:
-                head = titles.get(doc.title)
-                if head is None:
-                    head = titles[doc.title] = array("i", ids_of(doc.title)) * weight
-                add_ids(head)
-            add_ids(ids_of(doc.text))
-            add_length(len(term_ids) - before)
-            if progress:
-                progress(1)
-    del titles
+        if isinstance(analyzer, Analyzer):
+            # each distinct piece of text analysed once, the rest looked up by numba (bm25_pieces)
+            pieces = PieceIds(analyzer, vocab.__getitem__, keep_forms=not release)
+            term_ids, lengths = analysed_pieces(corpus, analyzer, title_weight, pieces, progress)
+        else:  # an analyzer of other terms (evidence.BigramAnalyzer: pairs of terms)
+            term_ids, lengths = _analysed_terms(corpus, analyzer, vocab.__getitem__, title_weight, progress)
     if release:
         release_lemmatizer()
         if pieces is not None:
             analyzer.forget_forms()
     lengths_array = np.frombuffer(lengths, dtype=np.int64)
     if pieces is not None and pieces.several:
-        return _expanded(term_ids, lengths_array, pieces.several), lengths_array, dict(vocab)
+        return expanded(term_ids, lengths_array, pieces.several), lengths_array, dict(vocab)
     return np.frombuffer(term_ids, dtype=np.int32), lengths_array, dict(vocab)
 
 
-_STOP = -1  # what a piece of no term (stopwords only) maps to in analysed()
-
-
-class _PieceTermIds(dict):
-    """Piece of folded text (:meth:`Analyzer.pieces`) -> the id of its one term, _STOP for a
-    piece of none, or for a piece of several terms ``-2 - i``, ``several[i]`` holding their ids;
-    computed on first sight."""
-
-    __slots__ = ("analyzer", "several", "term_id")
-
-    def __init__(self, analyzer: Analyzer, term_id: Callable[[str], int]) -> None:
-        super().__init__()
-        self.analyzer, self.term_id = analyzer, term_id
-        self.several: list[tuple[int, ...]] = []
-
-    def __missing__(self, piece: bytes) -> int:
-        term = self.analyzer.indexed_term
-        ids = [self.term_id(t) for t in map(term, self.analyzer.piece_tokens(piece)) if t is not None]
-        if len(ids) == 1:
-            value = ids[0]
-        elif ids:
-            value = -2 - len(self.several)
-            self.several.append(tuple(ids))
-        else:
-            value = _STOP
-        self[piece] = value
-        return value
-
-
-def _expand_source(ids, n, starts, parts):  # pragma: no cover - compiled by numba
-    """``ids[:n]`` with every placeholder ``-2 - i`` replaced by ``parts[starts[i]:starts[i + 1]]``,
-    written into ``ids`` itself from its end (which the placeholders' extra terms lengthened)."""
-    w = ids.size
-    for r in range(n - 1, -1, -1):
-        v = ids[r]
-        if v >= 0:
-            w -= 1
-            ids[w] = v
-        else:
-            i = -2 - v
-            for p in range(starts[i + 1] - 1, starts[i] - 1, -1):
-                w -= 1
-                ids[w] = parts[p]
-
-
-def _expanded(term_ids: array, lengths: np.ndarray, several: list[tuple[int, ...]]) -> np.ndarray:
-    """analysed()'s term ids with each placeholder of a piece of several terms replaced by
-    them, in place (``term_ids`` grows by the extra terms), and ``lengths`` counting them."""
-    n = len(term_ids)
-    ids = np.frombuffer(term_ids, dtype=np.int32)
-    where = np.flatnonzero(ids < _STOP)
-    sizes = np.fromiter(map(len, several), dtype=np.int64, count=len(several))
-    extra = sizes[-2 - ids[where].astype(np.int64)] - 1
-    del ids  # term_ids cannot grow while an array views it
-    # the document of each placeholder: the number of documents that end at or before it
-    np.add.at(lengths, np.searchsorted(np.cumsum(lengths), where, side="right"), extra)
-    term_ids.frombytes(bytes(4 * int(extra.sum())))
-    ids = np.frombuffer(term_ids, dtype=np.int32)
-    starts = np.zeros(len(several) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=starts[1:])
-    parts = np.fromiter(chain.from_iterable(several), dtype=np.int32, count=int(starts[-1]))
-    bm25_kernel._compiled(_expand_source)(ids, n, starts, parts)
-    return ids
+def _analysed_terms(corpus: Iterable[Document], analyzer, term_id: Callable[[str], int], title_weight: int,
+                    progress: Callable[[int], None] | None) -> tuple[array, array]:
+    """analysed() for an analyzer of other terms: each document's terms looked up, each distinct
+    title's once (when documents are paragraphs, many share their article's heading)."""
+    term_ids, lengths = array("i"), array("q")
+    add_ids, add_length = term_ids.extend, lengths.append
+    titles: dict[str, array] = {}
+    for doc in corpus:
+        before = len(term_ids)
+        if doc.title and title_weight > 0:
+            head = titles.get(doc.title)
+            if head is None:
+                head = titles[doc.title] = array("i", map(term_id, analyzer(doc.title))) * title_weight
+            add_ids(head)
+        add_ids(map(term_id, analyzer(doc.text)))
+        add_length(len(term_ids) - before)
+        if progress:
+            progress(1)
+    return term_ids, lengths
 
 
 class BM25Retriever(Retriever):

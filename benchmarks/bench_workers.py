@@ -1,9 +1,9 @@
 """Memory of ``lexir serve --workers N``: resident, proportional and shared memory of the
 supervisor and of each worker, for each N, after the same searches.
 
-    nice -n 10 python benchmarks/bench_workers.py --corpus de-gesetze --workers 1,2
+    nice -n 10 python benchmarks/bench_workers.py --corpus de-gesetze --workers 1,2 [--system bm25]
 
-For each N the script starts ``lexir serve CORPUS --workers N`` on loopback, sends ``--searches``
+For each N the script starts ``lexir serve CORPUS --workers N --system bm25`` (or the ``--system`` given) on loopback, sends ``--searches``
 GET searches from 8 client threads (a new connection each, so that every worker answers and
 touches the index's pages), then reads ``/proc/PID/smaps_rollup`` of every process of the
 service: RSS (what ``ps`` shows: shared pages counted in full in each process), PSS (each
@@ -70,8 +70,9 @@ def searches(port: int, corpus: str, queries: list[str], n: int, clients: int = 
     return n / (time.perf_counter() - t0)
 
 
-def measure(corpus: str, workers: int, queries: list[str], n: int) -> dict:
-    proc, port, log, startup = start_server(corpus, ["--workers", str(workers), "--no-request-log"], "bench-workers")
+def measure(corpus: str, workers: int, queries: list[str], n: int, systems: list[str]) -> dict:
+    options = ["--workers", str(workers), "--no-request-log", *[a for s in systems for a in ("--system", s)]]
+    proc, port, log, startup = start_server(corpus, options, "bench-workers")
     try:
         loaded = {pid: rollup(pid) for pid in [proc.pid, *child_pids(proc.pid)]}
         rate = searches(port, corpus, queries, n)
@@ -90,6 +91,9 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--searches", type=int, default=2000)
     parser.add_argument("--json", type=Path, help="Also write the figures here")
+    parser.add_argument("--system", action="append", default=[],
+                        help="lexir serve --system (repeatable; default bm25 alone: lexir serve's default, "
+                             "recommended, encodes the corpus first, and its workers wait for that)")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO / "src"))
     from lexir.datasets import open as open_data
@@ -99,7 +103,7 @@ def main() -> None:
     del corpus
     report = []
     for n in (int(w) for w in args.workers.split(",")):
-        found = measure(args.corpus, n, queries, args.searches)
+        found = measure(args.corpus, n, queries, args.searches, args.system or ["bm25"])
         report.append(found)
         print(f"\n== {args.corpus}, --workers {n}: up in {found['startup_s']} s, {found['searches_per_s']} "
               f"searches/s ({args.searches} GET searches, 8 clients, a new connection each); MiB after them:")

@@ -123,3 +123,15 @@ def test_lexir_index_streams_a_jsonl_corpus_and_names_a_bad_line(tmp_path, bgb):
     assert not (tmp_path / "bad-idx").exists()  # nothing half-written
     with pytest.raises(FormatError):
         list(stream(bad, language="de"))
+
+
+def test_a_registered_dataset_with_a_document_reader_streams(data_dir):
+    """de-gesetze offers its documents a law at a time (lexir index de-gesetze streams them);
+    a dated name, and a dataset without a reader, are opened instead."""
+    if not (data_dir / "de" / "gesetze_markdown_all.tar.gz").is_file():
+        pytest.skip("German statutes not found")
+    documents = stream("de-gesetze", data_dir=data_dir)
+    assert isinstance(documents, DocumentStream) and documents.name == "de-gesetze" and documents.language == "de"
+    assert stream("de-gesetze", language="el", data_dir=data_dir).language == "el"
+    assert stream("de-gesetze-history@2013-06-01", data_dir=data_dir) is None
+    assert stream("fr-codes", data_dir=data_dir) is None

@@ -422,3 +422,34 @@ def test_parse_cache_keyed_by_archive(small_archive, tmp_path, monkeypatch, tar_
     laws = parse_archive(other, workers=1)
     assert [name for name, _ in laws] == FEW[3:4]
     assert len(list((tmp_path / "cache" / "parsed").iterdir())) == 2
+
+
+def test_the_german_laws_stream_as_the_loaded_corpus(small_archive, tmp_path, monkeypatch):
+    """de-gesetze's document reader (lexir index de-gesetze streams it): the loaded corpus's
+    documents, ids and fingerprint, a law at a time; the first pass parses and writes the cache,
+    the next reads it; BM25 over the stream is BM25 over the corpus."""
+    from functools import partial
+
+    import lexir.jurisdictions.de.statutes as german
+    from lexir.analysis import Analyzer
+    from lexir.jurisdictions.de.datasets import german_law_documents, load_german_laws
+    from lexir.retrieval.bm25 import BM25Retriever
+    from lexir.types import DocumentStream
+
+    monkeypatch.setenv("LEXIR_CACHE", str(tmp_path / "cache"))
+    stream = DocumentStream("de-gesetze", partial(german_law_documents, small_archive), language="de")
+    first = list(stream)
+    assert len(list((tmp_path / "cache" / "parsed").iterdir())) == 1  # written once the pass ended
+    corpus = load_german_laws(small_archive)
+    assert first == list(corpus) and len(first) > 100
+    assert stream.ids == corpus.ids and stream.fingerprint == corpus.fingerprint
+
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("parsed again although the archive is cached")
+
+    monkeypatch.setattr(german, "_parse_packed", no_parsing)
+    streamed = BM25Retriever(Analyzer.create("de", "stem")).index(stream)
+    loaded = BM25Retriever(Analyzer.create("de", "stem")).index(corpus)
+    assert streamed.fingerprint == loaded.fingerprint and streamed.doc_ids == loaded.doc_ids
+    assert streamed.matrix.data.tobytes() == loaded.matrix.data.tobytes()
+    assert streamed.matrix.indices.tobytes() == loaded.matrix.indices.tobytes()

@@ -178,9 +178,11 @@ def index(
 
     system = system or ("bm25-inc" if as_of else "bm25")
     corpus = with_as_of(corpus, as_of)
-    # BM25 reads a JSONL corpus (or BEIR folder) as a stream: its text is never held whole, so a
-    # build's memory does not grow with the corpus's text. Any other system or corpus is opened.
-    corp = stream_data(corpus, language=language, notify=warn) if parse_spec(system).name in STREAMED else None
+    # BM25 reads a JSONL corpus (or BEIR folder, or a dataset with a document reader: de-gesetze)
+    # as a stream: its text is never held whole, so a build's memory does not grow with the
+    # corpus's text. Any other system or corpus is opened.
+    corp = (stream_data(corpus, language=language, notify=warn, data_dir=data_dir)
+            if parse_spec(system).name in STREAMED else None)
     if corp is None:
         corp = open_data(corpus, language=language, data_dir=data_dir, notify=warn, want="corpus")
     start = time.perf_counter()

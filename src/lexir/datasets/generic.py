@@ -104,15 +104,21 @@ def _detected(path: Path, documents: Iterable[Document], notify) -> str:
     return code
 
 
-def stream(spec: str | Path, *, language: str | None = None,
-           notify: Callable[[str], None] | None = None) -> DocumentStream | None:
-    """A JSONL corpus file, or a BEIR folder's ``corpus.jsonl``, as a
-    :class:`~lexir.types.DocumentStream`: read as a build needs it, never held whole (the
-    language detected as :func:`open` does when none is given); None for any other spec (a
-    registered dataset, a code file: :func:`open` them)."""
+def stream(spec: str | Path, *, language: str | None = None, notify: Callable[[str], None] | None = None,
+           data_dir: str | Path | None = None) -> DocumentStream | None:
+    """A JSONL corpus file, a BEIR folder's ``corpus.jsonl``, or a registered dataset with a
+    document reader (``de-gesetze``), as a :class:`~lexir.types.DocumentStream`: read as a build
+    needs it, never held whole (a file's language detected as :func:`open` does when none is
+    given); None for any other spec (a code file, another dataset, a dated name: :func:`open`
+    them)."""
     path = Path(str(spec))
     if not is_path(str(spec)):
-        return None
+        if registry.split_dated(str(spec))[1] is not None or str(spec) not in registry.names():
+            return None
+        documents = registry.get(str(spec)).stream(data_dir)
+        if documents is None or not language:
+            return documents
+        return documents.with_language(normalise_language(language))
     if path.is_dir() and (path / "corpus.jsonl").is_file():
         name, file = path.name, path / "corpus.jsonl"
     elif path.is_file() and path.suffix == ".jsonl":

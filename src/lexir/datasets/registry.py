@@ -19,9 +19,9 @@ import datetime
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -66,6 +66,9 @@ class Dataset:
     needs: tuple[str, ...] = ()  # other datasets this one reads (pl-exams reads pl-codes)
     # a folder under the data directory the loader searches itself (files not pinned by sha256 here)
     folder: str = ""
+    # the corpus's documents, read one at a time from the data directory, in the corpus's order
+    # (a build's stream: see stream()); None where the dataset offers no such reader
+    documents: Callable[[Path], Iterable[Any]] | None = None
 
     def has(self, kind: str) -> bool:
         return kind in self.provides
@@ -76,12 +79,25 @@ class Dataset:
             files.extend(f for f in get(other).all_files() if f not in files)
         return files
 
-    def _content(self, data_dir: str | Path | None = None) -> Any:
+    def stream(self, data_dir: str | Path | None = None):
+        """The corpus as a :class:`~lexir.types.DocumentStream` (its documents read anew on each
+        pass, never held together), or None where the dataset has no document reader."""
+        if self.documents is None:
+            return None
+        from lexir.types import DocumentStream
+
+        return DocumentStream(self.name, partial(self.documents, self._checked_root(data_dir)), language=self.language)
+
+    def _checked_root(self, data_dir: str | Path | None) -> Path:
         root = resolve_data_dir(data_dir)
         for f in self.all_files():
             check = file_status(f, root, hash_it=False)
             if check != "ok":
                 raise DatasetError(f"dataset {self.name!r}: file {f.path} is {check}: {f.obtain_hint(root)}")
+        return root
+
+    def _content(self, data_dir: str | Path | None = None) -> Any:
+        root = self._checked_root(data_dir)
         loaded = _cached_load(self.name, str(root))
         # The cache keeps one parsed copy; every caller gets its own object over it.
         return loaded.copy() if hasattr(loaded, "copy") else loaded

@@ -13,5 +13,10 @@ def corpus_of(name: str, acts: list[Act], language: str, parse_errors=(), jurisd
     for act in acts:
         if jurisdiction and not act.jurisdiction:
             act.jurisdiction = jurisdiction
-    docs = [Document(a.id, a.text, a.title) for act in acts for a in act.articles]
+    docs = [doc for act in acts for doc in act_documents(act)]
     return Corpus(name, docs, language=language, acts=acts, parse_errors=parse_errors, jurisdiction=jurisdiction)
+
+
+def act_documents(act: Act) -> list[Document]:
+    """The documents of an act in a statutes corpus (:func:`corpus_of`): its articles, in order."""
+    return [Document(a.id, a.text, a.title) for a in act.articles]

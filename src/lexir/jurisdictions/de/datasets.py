@@ -5,14 +5,15 @@ and line in ``corpus.parse_errors`` and skipped, never silently dropped from the
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from pathlib import Path
 
 from lexir.datasets.devsets import known_item_set
 from lexir.datasets.registry import Dataset, register
-from lexir.datasets.statutes import corpus_of
-from lexir.jurisdictions.de.statutes import ParseError, parse_archive
+from lexir.datasets.statutes import act_documents, corpus_of
+from lexir.jurisdictions.de.statutes import ParseError, iter_archive, parse_archive
 from lexir.structure.packed import gc_paused
-from lexir.types import Benchmark, Corpus
+from lexir.types import Benchmark, Corpus, Document
 
 # The 37 major federal laws of de/history (BGB, StGB, ZPO, GG, ...): the acts of de-dev.
 DE_MAJOR_LAWS = (
@@ -38,8 +39,24 @@ def load_german_laws(tar_path: str | Path, limit: int | None = None, name: str =
     return corpus
 
 
+def german_law_documents(tar_path: str | Path, limit: int | None = None) -> Iterator[Document]:
+    """The documents of :func:`load_german_laws`'s corpus, in its order, a law at a time (each
+    law dropped once its articles are read): what ``lexir index de-gesetze`` builds BM25 from."""
+    for _path, result in iter_archive(tar_path, limit):
+        if not isinstance(result, ParseError):
+            yield from act_documents(result)
+
+
+def _archive(data_dir: Path) -> Path:
+    return data_dir / "de" / "gesetze_markdown_all.tar.gz"
+
+
 def _load_de_gesetze(data_dir: Path) -> Corpus:
-    return load_german_laws(data_dir / "de" / "gesetze_markdown_all.tar.gz")
+    return load_german_laws(_archive(data_dir))
+
+
+def _de_gesetze_documents(data_dir: Path) -> Iterator[Document]:
+    return german_law_documents(_archive(data_dir))
 
 
 def _load_de_dev(data_dir: Path) -> Benchmark:
@@ -49,7 +66,7 @@ def _load_de_dev(data_dir: Path) -> Benchmark:
 
 
 register(Dataset("de-gesetze", "All 6,636 German federal laws, parsed into § / Art > Absatz > Satz > Nummer > "
-                 "Buchstabe", "de", _load_de_gesetze, ("docs",)))
+                 "Buchstabe", "de", _load_de_gesetze, ("docs",), documents=_de_gesetze_documents))
 register(Dataset("de-dev", "German development set: 400 heading and 400 held-out-sentence known-item "
                  "queries over the 37 major federal laws of de-gesetze", "de", _load_de_dev,
                  ("docs", "queries", "qrels"), needs=("de-gesetze",)))

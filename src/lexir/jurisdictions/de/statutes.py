@@ -961,26 +961,43 @@ def parse_archive(
     sha256 and the parser's own source, so a second load reads it back instead of parsing.
     ``cache=False`` neither reads nor writes the cache; ``limit`` is never cached.
     """
+    with gc_paused():
+        return list(iter_archive(tar_path, limit, workers, cache))
+
+
+def iter_archive(
+    tar_path: str | Path, limit: int | None = None, workers: int | None = None, cache: bool = True,
+) -> Iterator[tuple[str, Act | ParseError]]:
+    """:func:`parse_archive`'s laws one at a time, each unpacked when it is reached, so a reader
+    that drops each law never holds them all (a build's stream of German federal law). The cache
+    is read whole (its packed laws: about 150 MB for all of them, far less than the laws
+    unpacked), and each packed law is dropped once unpacked. A parse without a cache writes it
+    once the last law is reached."""
     tar_path = Path(tar_path)
     folder = _cache_folder(tar_path) if cache and limit is None else None
     cached = _read_cache(folder) if folder is not None else None
     packed: list[_PackedLaw] = []
     seen: set[str] = set()
-    out: list[tuple[str, Act | ParseError]] = []
-    with gc_paused():
-        # Laws are unpacked as the workers' batches arrive, while later batches are parsed.
-        for name, item in cached if cached is not None else _parse_packed(tar_path, limit, workers):
-            if cached is None and folder is not None:  # kept for the cache
-                packed.append((name, item))
-            if isinstance(item, ParseError):
-                out.append((name, item))
-                continue
+    # Laws are unpacked as the workers' batches arrive, while later batches are parsed.
+    for name, item in _drained(cached) if cached is not None else _parse_packed(tar_path, limit, workers):
+        if cached is None and folder is not None:  # kept for the cache
+            packed.append((name, item))
+        if isinstance(item, ParseError):
+            yield name, item
+            continue
+        with gc_paused():
             act = unpack_act(item)
-            _claim_id(act, name, seen)
-            out.append((name, act))
+        _claim_id(act, name, seen)
+        yield name, act
     if cached is None and folder is not None:
         _write_cache(folder, packed)
-    return out
+
+
+def _drained(items: list[_PackedLaw]) -> Iterator[_PackedLaw]:
+    """The items of a list in order, each removed from it as it is handed out."""
+    items.reverse()
+    while items:
+        yield items.pop()
 
 
 def _parse_packed(tar_path: Path, limit: int | None, workers: int | None) -> Iterator[_PackedLaw]:

@@ -134,4 +134,18 @@ def test_a_registered_dataset_with_a_document_reader_streams(data_dir):
     assert isinstance(documents, DocumentStream) and documents.name == "de-gesetze" and documents.language == "de"
     assert stream("de-gesetze", language="el", data_dir=data_dir).language == "el"
     assert stream("de-gesetze-history@2013-06-01", data_dir=data_dir) is None
-    assert stream("fr-codes", data_dir=data_dir) is None
+    assert stream("pl-codes", data_dir=data_dir) is None  # no document reader: opened
+
+
+def test_the_french_codes_stream_as_the_loaded_corpus(data_dir):
+    """fr-codes's document reader (lexir index fr-codes streams it): the loaded corpus's documents,
+    ids and fingerprint, a code at a time, the Code du travail last."""
+    if not (data_dir / "fr" / "codes.tar.xz").is_file():
+        pytest.skip("French codes not found")
+    documents = stream("fr-codes", data_dir=data_dir)
+    corpus = open_data("fr-codes", data_dir=data_dir, want="corpus")
+    n = 0
+    for doc, want in zip(documents, corpus, strict=True):
+        n += 1
+        assert doc == want, n
+    assert documents.ids == corpus.ids and documents.fingerprint == corpus.fingerprint

@@ -178,7 +178,7 @@ def index(
 
     system = system or ("bm25-inc" if as_of else "bm25")
     corpus = with_as_of(corpus, as_of)
-    # BM25 reads a JSONL corpus (or BEIR folder, or a dataset with a document reader: de-gesetze)
+    # BM25 reads a JSONL corpus (or BEIR folder, or a dataset with a document reader: de-gesetze, fr-codes)
     # as a stream: its text is never held whole, so a build's memory does not grow with the
     # corpus's text. Any other system or corpus is opened.
     corp = (stream_data(corpus, language=language, notify=warn, data_dir=data_dir)

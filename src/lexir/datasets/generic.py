@@ -107,7 +107,7 @@ def _detected(path: Path, documents: Iterable[Document], notify) -> str:
 def stream(spec: str | Path, *, language: str | None = None, notify: Callable[[str], None] | None = None,
            data_dir: str | Path | None = None) -> DocumentStream | None:
     """A JSONL corpus file, a BEIR folder's ``corpus.jsonl``, or a registered dataset with a
-    document reader (``de-gesetze``), as a :class:`~lexir.types.DocumentStream`: read as a build
+    document reader (``de-gesetze``, ``fr-codes``), as a :class:`~lexir.types.DocumentStream`: read as a build
     needs it, never held whole (a file's language detected as :func:`open` does when none is
     given); None for any other spec (a code file, another dataset, a dated name: :func:`open`
     them)."""

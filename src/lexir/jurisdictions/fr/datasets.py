@@ -9,19 +9,21 @@ with its file and line; the rest of its code is kept."""
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 from lexir.datasets.devsets import known_item_set
 from lexir.datasets.registry import Dataset, register
-from lexir.datasets.statutes import corpus_of
+from lexir.datasets.statutes import act_documents, corpus_of
 from lexir.jurisdictions.fr.history import NAME as HISTORY
 from lexir.jurisdictions.fr.history import load_french_history
-from lexir.jurisdictions.fr.statutes import load_french_codes
+from lexir.jurisdictions.fr.statutes import iter_code_files, load_french_codes
 from lexir.jurisdictions.fr.travail import read_code_du_travail
 from lexir.structure.history import StatuteHistory
 from lexir.structure.packed import gc_paused
-from lexir.types import Benchmark, Corpus
+from lexir.structure.parsing import ParseError
+from lexir.types import Benchmark, Corpus, Document
 
 # The codes a citizen's question most often meets: fr-dev's queries and index.
 DEV_CODES = ("Cciv", "Cpen", "CPC", "Cconsom", "Ctrav")
@@ -35,6 +37,22 @@ def load_fr_codes(data_dir: Path, name: str = "fr-codes") -> Corpus:
         corpus = corpus_of(name, [*acts, travail.act], "fr", [*errors, *travail.errors], jurisdiction="fr")
     gc.freeze()  # kept for the life of the process (the registry caches it), and holds no cycles
     return corpus
+
+
+def french_code_documents(data_dir: Path) -> Iterator[Document]:
+    """The documents of :func:`load_fr_codes`'s corpus, in its order, a code at a time (each code
+    dropped once its articles are read): what ``lexir index fr-codes`` builds BM25 from."""
+    codes = iter_code_files(data_dir / "fr" / "codes.tar.xz")
+    while True:
+        with gc_paused():  # a code's tree is made with the cycle collector off, as load_fr_codes does
+            item = next(codes, None)
+        if item is None:
+            break
+        if not isinstance(item[1], ParseError):
+            yield from act_documents(item[1].act)
+    with gc_paused():
+        travail = read_code_du_travail(data_dir / "fr" / "code-du-travail.json.xz")
+    yield from act_documents(travail.act)
 
 
 def titled_by_divisions(corpus: Corpus) -> Corpus:
@@ -65,7 +83,7 @@ def _load_history(data_dir: Path) -> StatuteHistory:
 
 register(Dataset("fr-codes", "68 French codes in force (2026-04-03) and the Code du travail, parsed into Partie > "
                  "Livre > Titre > Chapitre > Section > article > alinéa > 1°/a); ids Cciv::1240, Ctrav::L1232-1",
-                 "fr", load_fr_codes, ("docs",)))
+                 "fr", load_fr_codes, ("docs",), documents=french_code_documents))
 register(Dataset(HISTORY, "Code civil (since 1803), Code pénal, Code de procédure civile and Code de la "
                  "consommation in every version, dated by the day it took effect; --as-of DATE gives the law "
                  "in force (art. 1382 before the 2016 reform, 1240 after)", "fr", _load_history,

@@ -44,6 +44,11 @@ _HYPHEN_BREAK = re.compile(r"(\w)-\s*\n\s*(\w)")
 _HYPHEN_HINT = re.compile(r"-\s*\n")
 
 
+def _utf8(text: str) -> bytes:
+    """``text`` in UTF-8, a lone surrogate (which JSON can carry) kept as its three bytes."""
+    return text.encode("utf-8", "surrogatepass")
+
+
 def _join_hyphenated(text: str) -> str:
     """``text`` with words hyphenated across a line break joined again (PDF artefacts)."""
     return _HYPHEN_BREAK.sub(r"\1\2", text) if _HYPHEN_HINT.search(text) is not None else text
@@ -277,7 +282,7 @@ class Analyzer:
         folded = self._fold_surface(joined)
         if folded.count(_SENTINEL) != len(texts) - 1:
             return None
-        return folded.encode("utf-8", "surrogatepass").translate(PIECE_BYTES).split()
+        return _utf8(folded).translate(PIECE_BYTES).split()
 
     def pieces(self, text: str) -> list[bytes]:
         """The folded ``text`` as UTF-8 pieces, split at every ASCII character that is not a
@@ -288,12 +293,12 @@ class Analyzer:
     def folded_bytes(self, text: str) -> bytes:
         """``text`` as :meth:`surface` folds it, in UTF-8 (lone surrogates kept): what
         :meth:`pieces` splits."""
-        return self._fold_surface(_join_hyphenated(text)).encode("utf-8", "surrogatepass")
+        return _utf8(self._fold_surface(_join_hyphenated(text)))
 
     def piece_tokens(self, piece: bytes) -> list[str]:
         """The surface tokens of a piece (:meth:`pieces`): a piece of ASCII bytes (letters and
         digits) is one token; another is tokenised as :meth:`surface` tokenises a text."""
-        text = piece.decode("utf-8", "surrogatepass")
+        text = piece.decode("utf-8", "surrogatepass")  # what _utf8 encoded
         # _TOKEN, not _WORD: a piece has no "_", but it is what surface() finds in every text
         return self._refined([text] if piece.isascii() else _TOKEN.findall(text))
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from lexir.io.paths import file_sha256
 from lexir.io.tables import table_rows
+from lexir.types import DocumentStream
 
 _PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
@@ -79,13 +80,11 @@ class Dataset:
             files.extend(f for f in get(other).all_files() if f not in files)
         return files
 
-    def stream(self, data_dir: str | Path | None = None):
+    def stream(self, data_dir: str | Path | None = None) -> DocumentStream | None:
         """The corpus as a :class:`~lexir.types.DocumentStream` (its documents read anew on each
         pass, never held together), or None where the dataset has no document reader."""
         if self.documents is None:
             return None
-        from lexir.types import DocumentStream
-
         return DocumentStream(self.name, partial(self.documents, self._checked_root(data_dir)), language=self.language)
 
     def _checked_root(self, data_dir: str | Path | None) -> Path:

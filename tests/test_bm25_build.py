@@ -75,20 +75,26 @@ def greek(data_dir):
 def test_analysed_is_document_tokens_in_first_occurrence_order(request, demo_bench, language, mode, options):
     """The flat term ids and the vocabulary are those of document_tokens() with ids handed out
     in order of first occurrence (a title's terms before its text's), stopwords dropped, for
-    every analysis (analysed() maps each distinct surface token to its term's id once)."""
+    every analysis (analysed() maps each distinct piece of text to its terms' ids once)."""
     corpus = request.getfixturevalue("greek") if language == "el" else demo_bench.corpus
     analyzer = Analyzer.create(language, mode, **options)
     ids, lengths, vocab = analysed(corpus, analyzer, title_weight=2)
     assert ids.dtype == np.int32 and lengths.dtype == np.int64
-    want_vocab: dict[str, int] = {}
-    want_ids, want_lengths = [], []
-    reference = Analyzer.create(language, mode, **options)  # its own caches
-    for doc in corpus:
-        tokens = document_tokens(reference, doc.title, doc.text, 2)
-        want_ids += [want_vocab.setdefault(t, len(want_vocab)) for t in tokens]
-        want_lengths.append(len(tokens))
+    want_ids, want_lengths, want_vocab = _reference_ids(corpus, Analyzer.create(language, mode, **options))
     assert list(vocab.items()) == list(want_vocab.items())
     assert ids.tolist() == want_ids and lengths.tolist() == want_lengths
+
+
+def _reference_ids(corpus, reference: Analyzer) -> tuple[list[int], list[int], dict[str, int]]:
+    """What analysed() must give (title weight 2), made the plain way: document_tokens() of each
+    document (``reference`` with caches of its own), ids handed out in order of first occurrence."""
+    vocab: dict[str, int] = {}
+    ids, lengths = [], []
+    for doc in corpus:
+        tokens = document_tokens(reference, doc.title, doc.text, 2)
+        ids += [vocab.setdefault(t, len(vocab)) for t in tokens]
+        lengths.append(len(tokens))
+    return ids, lengths, vocab
 
 
 # Pieces of several tokens or of none (Analyzer.pieces), first and last in a title or a text,
@@ -106,13 +112,7 @@ def test_analysed_pieces_of_several_terms(language, mode, options):
                     language=language)
     analyzer = Analyzer.create(language, mode, **options)
     ids, lengths, vocab = analysed(corpus, analyzer, title_weight=2)
-    reference = Analyzer.create(language, mode, **options)
-    want_vocab: dict[str, int] = {}
-    want_ids, want_lengths = [], []
-    for doc in corpus:
-        tokens = document_tokens(reference, doc.title, doc.text, 2)
-        want_ids += [want_vocab.setdefault(t, len(want_vocab)) for t in tokens]
-        want_lengths.append(len(tokens))
+    want_ids, want_lengths, want_vocab = _reference_ids(corpus, Analyzer.create(language, mode, **options))
     assert list(vocab.items()) == list(want_vocab.items())
     assert ids.tolist() == want_ids and lengths.tolist() == want_lengths
     assert ids.min() >= 0 and lengths.sum() == len(ids)

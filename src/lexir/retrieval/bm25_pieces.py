@@ -76,7 +76,7 @@ def _scan_source(buf, starts, ends, table, hashes, offsets, lengths, values, are
                     lengths[slot] = size
                     arena[used:used + size] = buf[start:i]
                     used += size
-                    values[slot] = -(1 << 30) - n_pending
+                    values[slot] = PENDING - n_pending
                     pending[n_pending] = slot
                     n_pending += 1
                     count += 1
@@ -108,9 +108,9 @@ def _settle_source(out, n_out, doc_ends, n_docs, resolved, kept):  # pragma: no 
         while r < doc_ends[d]:
             v = out[r]
             r += 1
-            if v <= -(1 << 30):
-                v = resolved[-(1 << 30) - v]
-            if v != -1:
+            if v <= PENDING:
+                v = resolved[PENDING - v]
+            if v != STOP:
                 kept[w] = v
                 w += 1
         doc_ends[d] = w - begin

@@ -215,7 +215,7 @@ def test_feedback_and_cascade_take_a_bm25_spec(cache):
 # own package and the layers below its own, nothing at or above (``lexir`` itself: the package's
 # __init__, the top).
 LAYERS = [
-    {"types", "_version"},
+    {"types", "_version", "kernels"},  # kernels: numba compilation, for every layer
     {"jurisdiction"},  # the record and registry of legal orders (filled from lexir.jurisdictions)
     {"io"},
     {"analysis", "citations", "evaluation", "encoders", "dataset_stats"},

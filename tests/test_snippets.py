@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lexir.structure.hits import snippet
+from lexir.structure.hits import snippet, snippets
 
 
 def reference_snippet(text: str, terms, analyze, width: int = 280) -> str:
@@ -78,6 +78,14 @@ query_terms = st.frozensets(st.sampled_from(sorted({t for w in VOCAB for t in to
 @given(text=texts(), terms=query_terms, width=st.one_of(st.just(280), st.integers(1, 80), st.integers(1, 400)))
 def test_snippet_equals_the_reference_on_generated_texts(text, terms, width):
     assert snippet(text, terms, toy_analyze, width) == reference_snippet(text, terms, toy_analyze, width)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=st.lists(texts(), max_size=12), terms=query_terms, width=st.one_of(st.just(280), st.integers(1, 80)))
+def test_snippets_of_many_texts_are_each_texts_reference(batch, terms, width):
+    """One query's hits snippeted together (one compiled loop over all the texts, some of them
+    already seen, some twice) give each text's reference snippet, in order."""
+    assert snippets(batch, terms, toy_analyze, width) == [reference_snippet(t, terms, toy_analyze, width) for t in batch]
 
 
 @settings(max_examples=200, deadline=None)

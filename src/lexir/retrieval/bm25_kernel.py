@@ -47,13 +47,13 @@ large corpora: ``prune="auto"`` (the default) chooses it there (:func:`pruning_p
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from llvmlite import ir
 from numba import njit  # bm25s's numba backend imports it anyway
 from numba.core import types
 from numba.extending import intrinsic
+
+from lexir.kernels import compiled as _compiled
 
 
 @intrinsic
@@ -69,7 +69,6 @@ def trailing_zeros(typingctx, src):
     return src(src), codegen
 
 
-_COMPILED: dict = {}  # a numba source function -> its compiled kernel
 _BLOCKS_FROM = 1 << 16  # documents: from this corpus size on, the scan skips untouched blocks
 # prune="auto" prunes from this corpus size on, batches of queries with at most these many
 # known terms on average at these k. Measured on 961k German units (bench_pruning.py) against
@@ -472,15 +471,6 @@ def _pruned_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs,
             w0 = w1
         positive[q] = _ranked(values, where, k, top_scores[q], top_docs[q])
     return top_docs, top_scores, positive
-
-
-def _compiled(source):
-    """``source`` compiled on first use (kept in numba's on-disk cache unless
-    ``LEXIR_NUMBA_CACHE=0``)."""
-    kernel = _COMPILED.get(source)
-    if kernel is None:
-        kernel = _COMPILED[source] = njit(nogil=True, cache=os.environ.get("LEXIR_NUMBA_CACHE") != "0")(source)
-    return kernel
 
 
 def compiled():

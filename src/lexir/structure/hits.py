@@ -18,8 +18,9 @@ which nobody changes.
 
 from __future__ import annotations
 
-import bisect
+import array
 import html
+import itertools
 import re
 import weakref
 from collections import OrderedDict
@@ -27,8 +28,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
+
 from lexir.citations.format import breadcrumb_trail, format_citation
 from lexir.jurisdiction import code_of
+from lexir.kernels import compiled
 from lexir.types import Act, Corpus, Provision, act_of
 
 MAX_KEPT = 8192  # documents whose query-independent hit fields are kept, per corpus (a few MiB)
@@ -155,13 +159,14 @@ def format_hits(view: Units, results: Sequence[tuple[str, float]], query: str,
     match the query (:func:`hit_analyzer`); ``explain``: a fused system's parts per document."""
     query_side = getattr(analyze, "for_queries", None)  # an Analyzer reads questions with its query side
     terms = frozenset((query_side() if query_side is not None else analyze)(query))
+    found = [_fields(view, doc_id) for doc_id, _ in results]
     hits = []
-    for rank, (doc_id, score) in enumerate(results, 1):
-        fields = _fields(view, doc_id)
+    for rank, ((doc_id, score), fields, cut) in enumerate(
+            zip(results, found, snippets([f["text"] for f in found], terms, analyze), strict=True), 1):
         text = fields["text"]
         hit: dict[str, Any] = {"rank": rank, "score": round(float(score), 6), "id": doc_id, "act": fields["act"],
                                "path": fields["path"], "citation": fields["citation"], "title": fields["title"],
-                               "snippet": snippet(text, terms, analyze)}
+                               "snippet": cut}
         if explain is not None:
             hit["explain"] = explain.get(doc_id, {})
         if with_text:
@@ -199,8 +204,8 @@ def hit_analyzer(retriever: Any, language: str) -> Callable[[str], list[str]]:
 # snippets
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_MAX_FORMS = 500_000  # word -> index terms, kept per analyzer
-_MAX_TEXTS = 4096  # texts whose term -> word spans map is kept, per analyzer
+_MAX_FORMS = 500_000  # word -> index terms, kept per analyzer; as many term ids before a fresh start
+_MAX_TEXTS = 4096  # texts whose words and terms are kept, per analyzer
 _SPANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _OPEN, _CLOSE = "\x02", "\x03"  # where <mark> and </mark> go, escaped with the rest and then replaced
 
@@ -210,45 +215,41 @@ def snippet(text: str, terms: Iterable[str], analyze: Callable[[str], list[str]]
     its whitespace collapsed, the matched words in ``<mark>``. A word matches when one of its index
     terms is in ``terms``. The window is cut from the text with its whitespace already collapsed
     (kept with the text's words), so ``width`` counts the characters shown."""
-    words = _words(text, analyze)
-    text = words.text
-    spans: list[tuple[int, int]] = []
-    if terms:
-        # The terms the text and the query share (a set intersection, in C, over the smaller side);
-        # a word with two matched terms is one match
-        common = words.by_term.keys() & terms
-        if len(common) == 1:
-            spans = list(map(words.spans.__getitem__, words.by_term[common.pop()]))
-        elif common:
-            by_term = words.by_term
-            spans = list(map(words.spans.__getitem__, sorted(set().union(*map(by_term.__getitem__, common)))))
-    start = 0
-    if spans and len(text) > width:
-        # the window starting at a match that covers the most matches (the first such): the
-        # matches ending within ``width`` of each match's start, counted by bisection (ends grow)
-        ends = [e for _, e in spans]
-        right = bisect.bisect_right
-        covered = [right(ends, s + width) - i for i, (s, _) in enumerate(spans)]
-        best = covered.index(max(covered))
-        start = max(0, spans[best][0] - width // 5)
-        space = text.rfind(" ", 0, start + 1)
-        start = space + 1 if space > 0 and start - space < 30 else start
-    end = min(len(text), start + width)
-    if end < len(text):
-        space = text.rfind(" ", start, end)
-        end = space if space > start + width // 2 else end
+    return snippets([text], terms, analyze, width)[0]
+
+
+def snippets(texts: Sequence[str], terms: Iterable[str], analyze: Callable[[str], list[str]],
+             width: int = 280) -> list[str]:
+    """The :func:`snippet` of each of ``texts`` (one query's hits). Which words match, where each
+    window begins and ends and what in it is marked are found for all the texts in one compiled
+    loop (:func:`_windows_source`), over what is kept of each text (:class:`_Words`); Python
+    then cuts and marks the windows."""
+    if not texts:
+        return []
+    cache = _cache(analyze)  # once: the texts' term numbers and the query's come from the same map
+    words = [_words(text, analyze, cache) for text in texts]
+    query = sorted({n for n in map(cache["term_ids"].get, terms) if n is not None})
+    packed = b"".join((array.array("i", (len(query), *query)).tobytes(), *(w.packed for w in words)))
+    found = compiled(_windows_source)(np.frombuffer(packed, dtype=np.int32), width).tolist()
+    out, at = [], 0
+    for w in words:
+        start, end, n_marks = found[at], found[at + 1], found[at + 2]
+        at += 3 + 2 * n_marks
+        out.append(_cut(w.text, w.plain, start, end, found[at - 2 * n_marks:at]))
+    return out
+
+
+def _cut(text: str, plain: bool, start: int, end: int, marks: list[int]) -> str:
+    """``text[start:end]``, HTML-escaped (unless ``plain``), its ``marks`` (start, end, start,
+    end ... of the matched words inside it) in ``<mark>``; "…" where it is cut."""
     out, pos = [], start
-    plain = words.plain
-    for s, e in spans[bisect.bisect_left(spans, (start, start)):]:  # the matches inside the window
-        if e > end:
-            break
-        if plain:  # nothing to escape: the tags go in as they are
-            out += (text[pos:s], "<mark>", text[s:e], "</mark>")
-        else:
-            out += (text[pos:s], _OPEN, text[s:e], _CLOSE)
+    tags = ("<mark>", "</mark>") if plain else (_OPEN, _CLOSE)
+    for i in range(0, len(marks), 2):
+        s, e = marks[i], marks[i + 1]
+        out += (text[pos:s], tags[0], text[s:e], tags[1])
         pos = e
     out.append(text[pos:end])
-    if plain:
+    if plain:  # nothing to escape: the tags went in as they are
         body = "".join(out).strip()
     elif _OPEN in text or _CLOSE in text:  # the markers are the text's own: escape piece by piece
         tags = {1: "<mark>", 3: "</mark>"}
@@ -258,16 +259,114 @@ def snippet(text: str, terms: Iterable[str], analyze: Callable[[str], list[str]]
     return ("… " if start > 0 else "") + body + (" …" if end < len(text) else "")
 
 
+def _windows_source(packed, width):  # pragma: no cover - compiled by numba
+    """The windows of one query's snippets. ``packed``: the query's term numbers (their count,
+    then the numbers, sorted), then one :attr:`_Words.packed` per text. Returns, per text: the
+    window's start and end and the number of matched words inside it, then each one's start and
+    end. A word matches when one of its terms is the query's; the window starts ``width // 5``
+    before the first matched word whose window (``width`` characters from its start) ends the
+    most matched words (0 where nothing matched or the text fits), moved to just after a space
+    within 30 characters before; it ends ``width`` characters later or at the text's end, moved
+    back to a space in its second half; the matched words inside it are those from its start
+    up to the first that ends past its end."""
+
+    def last_space(spaces, n_spaces, before):
+        """The last of the ``n_spaces`` sorted positions at ``packed[spaces:]`` below ``before``
+        (-1: none)."""
+        lo, hi = 0, n_spaces
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if packed[spaces + mid] < before:
+                lo = mid + 1
+            else:
+                hi = mid
+        return packed[spaces + lo - 1] if lo else -1
+
+    n_query = packed[0]
+    query = packed[1:1 + n_query]
+    first_text = 1 + n_query
+    size = most = 0
+    at = first_text
+    while at < len(packed):
+        n_words = packed[at]
+        size += 3 + 2 * n_words
+        most = max(most, n_words)
+        at += 4 + 2 * n_words + packed[at + 1] + 2 * packed[at + 2]
+    out = np.empty(size, np.int32)
+    hit = np.zeros(most, np.bool_)
+    matched = np.empty(most, np.int32)
+    o, at = 0, first_text
+    while at < len(packed):
+        n_words, n_spaces, n_pairs, length = packed[at], packed[at + 1], packed[at + 2], packed[at + 3]
+        starts = at + 4
+        ends = starts + n_words
+        spaces = ends + n_words
+        pair_words = spaces + n_spaces
+        pair_terms = pair_words + n_pairs
+        at = pair_terms + n_pairs
+        hit[:n_words] = False
+        for p in range(n_pairs):
+            term = packed[pair_terms + p]
+            lo, hi = 0, n_query
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if query[mid] < term:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo < n_query and query[lo] == term:
+                hit[packed[pair_words + p]] = True
+        n_matched = 0
+        for w in range(n_words):
+            if hit[w]:
+                matched[n_matched] = w
+                n_matched += 1
+        start = 0
+        if n_matched and length > width:
+            # ends grow with starts, so the first match past each window only moves right
+            best, best_count, j = 0, -1, 0
+            for i in range(n_matched):
+                limit = packed[starts + matched[i]] + width
+                j = max(j, i)
+                while j < n_matched and packed[ends + matched[j]] <= limit:
+                    j += 1
+                if j - i > best_count:
+                    best, best_count = i, j - i
+            start = max(0, packed[starts + matched[best]] - width // 5)
+            space = last_space(spaces, n_spaces, start + 1)  # text.rfind(" ", 0, start + 1)
+            if space > 0 and start - space < 30:
+                start = space + 1
+        end = min(length, start + width)
+        if end < length:
+            space = last_space(spaces, n_spaces, end)  # text.rfind(" ", start, end)
+            if space >= start and space > start + width // 2:
+                end = space
+        out[o], out[o + 1] = start, end
+        n_marks = 0
+        for i in range(n_matched):
+            s, e = packed[starts + matched[i]], packed[ends + matched[i]]
+            if s < start:
+                continue
+            if e > end:
+                break
+            out[o + 3 + 2 * n_marks], out[o + 4 + 2 * n_marks] = s, e
+            n_marks += 1
+        out[o + 2] = n_marks
+        o += 3 + 2 * n_marks
+    return out[:o]
+
+
 @dataclass(slots=True, frozen=True)
 class _Words:
     """What a snippet needs of a text, whatever the query: ``text``, the text with its whitespace
-    collapsed (each run one space, none at the ends: the text itself when it has no other); the
-    (start, end) of each word in it, in order; index term -> the positions (in ``spans``) of the
-    words analysing to it; ``plain``: the text has nothing HTML escapes (``&<>"'``)."""
+    collapsed (each run one space, none at the ends: the text itself when it has no other);
+    ``packed``, for the compiled loop (int32, as bytes): the numbers of words, of spaces and of
+    (word, term) pairs, the text's length, each word's start, each word's end, each space's
+    position, then each pair's word number and its term's number (a word's index terms, numbered
+    per analyzer); ``plain``: the text has nothing HTML escapes (``&<>"'``)."""
 
     text: str
-    spans: tuple[tuple[int, int], ...]
-    by_term: dict[str, tuple[int, ...]]
+    packed: bytes
     plain: bool
 
 
@@ -275,15 +374,21 @@ _ESCAPED = frozenset("&<>\"'")
 
 
 def _cache(analyze) -> dict[str, Any]:
-    """What is kept for ``analyze``: ``texts`` (text hash -> (text, :class:`_Words`)) and ``forms``
-    (word -> its index terms)."""
+    """What is kept for ``analyze``: ``texts`` (text hash -> (text, :class:`_Words`)), ``forms``
+    (word -> its index terms), ``term_ids`` (index term -> its number in the texts' ``packed``)
+    and ``numbers`` (the next numbers: ``next`` is atomic, so two threads adding terms at once
+    never share one). Begun afresh once it holds :data:`_MAX_FORMS` term ids."""
     try:
         found = _SPANS.get(analyze)
-        if found is None:  # (setdefault alone would build two empty maps on every call)
-            found = _SPANS.setdefault(analyze, {"texts": OrderedDict(), "forms": {}})
+        if found is None or len(found["term_ids"]) >= _MAX_FORMS:
+            found = _SPANS[analyze] = _fresh_cache()
         return found
     except TypeError:  # not weak-referenceable: nothing kept
-        return {"texts": OrderedDict(), "forms": {}}
+        return _fresh_cache()
+
+
+def _fresh_cache() -> dict[str, Any]:
+    return {"texts": OrderedDict(), "forms": {}, "term_ids": {}, "numbers": itertools.count()}
 
 
 def _forms(word: str, forms_of: dict[str, tuple[str, ...]], analyze) -> tuple[str, ...]:
@@ -295,26 +400,33 @@ def _forms(word: str, forms_of: dict[str, tuple[str, ...]], analyze) -> tuple[st
     return forms
 
 
-def _words(text: str, analyze) -> _Words:
-    """The :class:`_Words` of ``text``. Analysing every word is most of a snippet's cost, so they
-    are kept for the most recent texts (and the index terms of every word seen)."""
-    cache = _cache(analyze)
-    texts, forms_of = cache["texts"], cache["forms"]
+def _words(text: str, analyze, cache: dict[str, Any]) -> _Words:
+    """The :class:`_Words` of ``text``, kept in ``cache`` (:func:`_cache`) for the most recent
+    texts: analysing every word is most of a new text's cost (each word's terms are kept too)."""
+    texts, forms_of, term_ids, numbers = cache["texts"], cache["forms"], cache["term_ids"], cache["numbers"]
     key = hash(text)
     found = texts.get(key)
     if found is not None and found[0] == text:
         return found[1]
-    by_term: dict[str, list[int]] = {}
-    spans = []
-    collapsed = " ".join(text.split())
+    parts = text.split()
+    collapsed = " ".join(parts)
     if collapsed == text:
         collapsed = text  # one string kept, not two equal ones
+    starts, ends, pair_words, pair_terms = [], [], [], []
     for i, m in enumerate(_WORD.finditer(collapsed)):
-        spans.append(m.span())
+        starts.append(m.start())
+        ends.append(m.end())
         for form in _forms(m.group(), forms_of, analyze):
-            by_term.setdefault(form, []).append(i)
-    words = _Words(collapsed, tuple(spans), {t: tuple(at) for t, at in by_term.items()},
-                   _ESCAPED.isdisjoint(text) and _OPEN not in text and _CLOSE not in text)
+            number = term_ids.get(form)
+            if number is None:
+                number = term_ids.setdefault(form, next(numbers))
+            pair_words.append(i)
+            pair_terms.append(number)
+    spaces = list(itertools.accumulate((len(p) + 1 for p in parts[:-1]), initial=-1))[1:]
+    packed = array.array("i", (len(starts), len(spaces), len(pair_words), len(collapsed)))
+    for values in (starts, ends, spaces, pair_words, pair_terms):
+        packed.extend(values)
+    words = _Words(collapsed, packed.tobytes(), _ESCAPED.isdisjoint(text) and _OPEN not in text and _CLOSE not in text)
     texts[key] = (text, words)
     while len(texts) > _MAX_TEXTS:
         try:

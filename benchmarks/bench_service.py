@@ -92,13 +92,33 @@ def rss_mib(pid: int) -> tuple[float, float]:
     return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
 
 
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user and system) used so far by a process and every descendant alive (the
+    workers of ``lexir serve --workers N``)."""
+    parents, cpu = {}, {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+        except OSError:  # gone meanwhile
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        cpu[int(entry.name)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tree, frontier = {pid}, [pid]
+    while frontier:
+        frontier = [child for child, parent in parents.items() if parent in frontier and child not in tree]
+        tree.update(frontier)
+    return sum(cpu.get(p, 0.0) for p in tree)
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def load_path(port: int, path: str, seconds: float, clients: int = 1) -> dict:
-    return load(port, "", [], clients, seconds, [path])
+def load_path(port: int, path: str, seconds: float, clients: int = 1, server: int = 0) -> dict:
+    return load(port, "", [], clients, seconds, [path], server=server)
 
 
 def batches(queries: list[str], size: int) -> list[bytes]:
@@ -109,9 +129,12 @@ def batches(queries: list[str], size: int) -> list[bytes]:
 
 
 def load(port: int, corpus: str, queries: list[str], clients: int, seconds: float,
-         paths: list[str] | None = None, batch: int = 0) -> dict:
+         paths: list[str] | None = None, batch: int = 0, server: int = 0) -> dict:
     """``clients`` threads sending requests for ``seconds``: GET searches of one query each, or
-    with ``batch``, POSTs of ``batch`` queries (``searches`` counts queries, not requests)."""
+    with ``batch``, POSTs of ``batch`` queries (``searches`` counts queries, not requests). With
+    ``server`` (its pid), also the CPU time the server's processes spent per request
+    (``server_cpu_ms``): unlike requests/s, it does not depend on the clients' share of the
+    machine's cores."""
     paths = paths or [f"/v1/{corpus}/search?" + urllib.parse.urlencode({"q": q, "k": 10}) for q in queries]
     bodies = batches(queries, batch) if batch else []
     latencies: list[list[float]] = [[] for _ in range(clients)]
@@ -152,13 +175,16 @@ def load(port: int, corpus: str, queries: list[str], clients: int, seconds: floa
     for t in threads:
         t.start()
     stop_at[0] = time.perf_counter() + seconds + 0.001
+    cpu0 = tree_cpu_s(server) if server else 0.0
     t0 = time.perf_counter()
     start_gate.wait()
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - t0
+    cpu = tree_cpu_s(server) - cpu0 if server else 0.0
     flat = [x for per in latencies for x in per]
     return {"clients": clients, "batch": batch, "requests": len(flat), "rps": len(flat) / elapsed,
+            "server_cpu_ms": 1000 * cpu / max(len(flat), 1) if server else None,
             "searches_per_s": len(flat) * max(batch, 1) / elapsed,
             "p50_ms": 1000 * percentile(flat, 50), "p99_ms": 1000 * percentile(flat, 99),
             "errors": sum(errors), "statuses": statuses}
@@ -177,26 +203,32 @@ def timed(call, inputs: list, seconds: float) -> list[float]:
 
 
 def snippet_cpu(state, corpus: str, queries: list[str], passes: int = 5) -> dict:
-    """CPU microseconds of one hit's snippet (:func:`lexir.structure.hits.snippet`): the texts and
-    query terms of every hit of ``queries`` (top 10), each snippet made once per pass, best pass
-    (CPU time, so other work on the machine weighs less than in wall time)."""
+    """CPU microseconds of one hit's snippet (:func:`lexir.structure.hits.snippets`, one query's
+    hits at a time): the texts and query terms of every hit of ``queries`` (top 10), best pass
+    (CPU time, so other work on the machine weighs less than in wall time). ``cpu_us``: texts
+    kept from the pass before (a service's steady traffic over a small corpus); ``new_text_cpu_us``:
+    every text new to the snippets (a large corpus's), each of its parts (the pieces between
+    whitespace) seen before."""
     from lexir.service import core
     from lexir.structure import hits
 
     loaded = state.get(corpus)
     analyze = hits.hit_analyzer(state.retriever(loaded, None, {}), loaded.language)
-    pairs = []
+    groups = []
     for q in queries:
-        terms = frozenset(analyze(q))
-        for hit in core.search(state, corpus, [("q", q)], 10)[0]["hits"]:
-            pairs.append((hit["text"], terms))
-    best = float("inf")
+        terms = frozenset(analyze.for_queries()(q) if hasattr(analyze, "for_queries") else analyze(q))
+        groups.append(([hit["text"] for hit in core.search(state, corpus, [("q", q)], 10)[0]["hits"]], terms))
+    n = max(sum(len(texts) for texts, _ in groups), 1)
+    best = {"cpu_us": float("inf"), "new_text_cpu_us": float("inf")}
     for _ in range(passes):
-        t0 = time.process_time()
-        for text, terms in pairs:
-            hits.snippet(text, terms, analyze)
-        best = min(best, time.process_time() - t0)
-    return {"cpu_us": 1e6 * best / max(len(pairs), 1), "hits": len(pairs)}
+        for name in ("new_text_cpu_us", "cpu_us"):
+            if name == "new_text_cpu_us":
+                hits._kept(analyze).texts.clear()
+            t0 = time.process_time()
+            for texts, terms in groups:
+                hits.snippets(texts, terms, analyze)
+            best[name] = min(best[name], 1e6 * (time.process_time() - t0) / n)
+    return {**best, "hits": n}
 
 
 def in_process(state, corpus: str, queries: list[str], seconds: float, batch: int = 0) -> dict:
@@ -262,14 +294,15 @@ def main() -> None:
             state.settle()  # as the server does; the client threads run in this process too
             rss_loaded = rss_mib(proc.pid)
             load(port, corpus, queries, 2, 1.0)  # warm-up: first requests fill caches
-            floor = load_path(port, "/healthz", 3.0)  # the HTTP stack alone, one client: this machine's floor
+            floor = load_path(port, "/healthz", 3.0, server=proc.pid)  # the HTTP stack alone, one client
             # the HTTP stack alone at each client level, interleaved with the searches (the same load on the machine)
             healthz, results = {}, []
             for n in levels:
-                healthz[n] = load_path(port, "/healthz", args.seconds, n)
-                results.append(load(port, corpus, queries, n, args.seconds))
+                healthz[n] = load_path(port, "/healthz", args.seconds, n, server=proc.pid)
+                results.append(load(port, corpus, queries, n, args.seconds, server=proc.pid))
             if args.batch:
-                results += [load(port, corpus, queries, n, args.seconds, batch=args.batch) for n in levels]
+                results += [load(port, corpus, queries, n, args.seconds, batch=args.batch, server=proc.pid)
+                            for n in levels]
             rss_after = rss_mib(proc.pid)
             local = in_process(state, corpus, queries, min(args.seconds, 10.0), args.batch)
             del state
@@ -286,21 +319,23 @@ def main() -> None:
         print(f"\n== {corpus}: {len(queries)} queries, server up in {startup:.1f}s, "
               f"RSS {rss_loaded[0]:.0f} MiB loaded, {rss_after[0]:.0f} MiB after load (peak {rss_after[1]:.0f})")
         print(f"{'clients':>8} {'batch':>6} {'requests':>9} {'req/s':>8} {'searches/s':>11} {'p50 ms':>8} "
-              f"{'p99 ms':>8} {'errors':>7}")
+              f"{'p99 ms':>8} {'errors':>7} {'server CPU ms/req':>18}")
         for r in results:
             print(f"{r['clients']:>8} {r['batch'] or 1:>6} {r['requests']:>9} {r['rps']:>8.1f} {r['searches_per_s']:>11.1f} "
-                  f"{r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['errors']:>7}"
+                  f"{r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['errors']:>7} {r['server_cpu_ms']:>18.3f}"
                   + (f"  {r['statuses']}" if r["statuses"] else ""))
         for n, h in healthz.items():
             searched = next(r for r in results if r["clients"] == n and not r["batch"])
             print(f"{'healthz':>8} {n:>6} {h['requests']:>9} {h['rps']:>8.1f} {'':>11} {h['p50_ms']:>8.2f} "
-                  f"{h['p99_ms']:>8.2f} {h['errors']:>7}  search / healthz at {n} clients: "
-                  f"{searched['rps'] / h['rps']:.0%}")
-        print(f"{'healthz':>8} {floor['requests']:>9} {floor['rps']:>8.1f} {floor['p50_ms']:>8.2f} "
-              f"{floor['p99_ms']:>8.2f} {floor['errors']:>7}  (1 client: the HTTP stack alone)")
+                  f"{h['p99_ms']:>8.2f} {h['errors']:>7} {h['server_cpu_ms']:>18.3f}  search / healthz at {n} "
+                  f"clients: {searched['rps'] / h['rps']:.0%} (server CPU per request: "
+                  f"{h['server_cpu_ms'] / searched['server_cpu_ms']:.0%})")
+        print(f"{'healthz':>8} {1:>6} {floor['requests']:>9} {floor['rps']:>8.1f} {'':>11} {floor['p50_ms']:>8.2f} "
+              f"{floor['p99_ms']:>8.2f} {floor['errors']:>7} {floor['server_cpu_ms']:>18.3f}  (1 client: the HTTP stack alone)")
         for name, r in local.items():
             if name == "snippets":
-                print(f"in-process {name:<21} {r['cpu_us']:>8.1f} us of CPU each (best of 5 passes over {r['hits']} hits)")
+                print(f"in-process {name:<21} {r['cpu_us']:>8.1f} us of CPU each, {r['new_text_cpu_us']:.1f} for a text "
+                      f"not kept (best of 5 passes over {r['hits']} hits)")
             elif "rps" in r:
                 print(f"in-process {name:<21} {r['rps']:>8.1f} req/s  p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms")
             else:

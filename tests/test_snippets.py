@@ -88,6 +88,62 @@ def test_snippets_of_many_texts_are_each_texts_reference(batch, terms, width):
     assert snippets(batch, terms, toy_analyze, width) == [reference_snippet(t, terms, toy_analyze, width) for t in batch]
 
 
+def test_snippets_made_by_threads_at_once_are_each_texts_reference():
+    """Four threads snippet texts whose parts are new to the analyzer at the same time (parts are
+    numbered and the table of parts grows under a lock): every snippet is the reference's."""
+    import random
+    import sys
+    import threading
+
+    def analyze(word: str) -> list[str]:  # a new analyzer: nothing of its texts is kept yet
+        return toy_analyze(word)
+
+    rng = random.Random(7)
+    words = VOCAB + [f"{w}{i}" for i in range(400) for w in ("kara", "Schaden")]
+    batches = [[" ".join(rng.choice(words) + rng.choice(SEPS[:14]) for _ in range(rng.randint(0, 90)))
+                for _ in range(10)] for _ in range(120)]
+    terms = frozenset(t for w in words[::7] for t in toy_analyze(w))
+    wrong, errors = [], []
+
+    def work(chunk):
+        try:
+            for batch in chunk:
+                if snippets(batch, terms, analyze, 80) != [reference_snippet(t, terms, analyze, 80) for t in batch]:
+                    wrong.append(batch)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch as often as they can
+    try:
+        threads = [threading.Thread(target=work, args=(batches[i::4],)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors and not wrong
+
+
+def test_snippets_begin_afresh_when_too_many_parts_are_kept(monkeypatch):
+    """Past the bound on kept parts the analyzer's table starts again, and snippets do not change."""
+    import lexir.structure.hits as hits
+
+    monkeypatch.setattr(hits, "_MAX_PARTS", 40)
+
+    def analyze(word: str) -> list[str]:
+        return toy_analyze(word)
+
+    texts_ = [" ".join(f"kara{i}{j} x{j}, Schaden" for j in range(12)) for i in range(30)]
+    first = hits._kept(analyze)
+    for i in range(0, 30, 3):
+        batch = texts_[i:i + 3]
+        terms = {f"kara{i}5", "schaden", "x7"}
+        assert snippets(batch, terms, analyze, 60) == [reference_snippet(t, terms, analyze, 60) for t in batch]
+    assert hits._kept(analyze) is not first and len(hits._kept(analyze).parts) < 80
+
+
 @settings(max_examples=200, deadline=None)
 @given(text=texts(), terms=query_terms)
 def test_snippet_is_the_same_again_and_from_any_iterable(text, terms):

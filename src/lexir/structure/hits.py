@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import array
 import html
-import itertools
 import re
+import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -203,39 +203,40 @@ def hit_analyzer(retriever: Any, language: str) -> Callable[[str], list[str]]:
 # ---------------------------------------------------------------------------
 # snippets
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_MAX_FORMS = 500_000  # word -> index terms, kept per analyzer; as many term ids before a fresh start
-_MAX_TEXTS = 4096  # texts whose words and terms are kept, per analyzer
-_SPANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_WORD = re.compile(r"\w+")
+_MAX_PARTS = 500_000  # distinct parts (whitespace-separated pieces of text) kept per analyzer, then a fresh start
+_MAX_TEXTS = 4096  # texts kept ready for a snippet, per analyzer
+_KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # analyzer -> _Kept
 _OPEN, _CLOSE = "\x02", "\x03"  # where <mark> and </mark> go, escaped with the rest and then replaced
 
 
 def snippet(text: str, terms: Iterable[str], analyze: Callable[[str], list[str]], width: int = 280) -> str:
-    """The window of ``text`` (about ``width`` characters) with the most query terms, HTML-escaped,
-    its whitespace collapsed, the matched words in ``<mark>``. A word matches when one of its index
-    terms is in ``terms``. The window is cut from the text with its whitespace already collapsed
-    (kept with the text's words), so ``width`` counts the characters shown."""
+    r"""The window of ``text`` (about ``width`` characters) with the most query terms, HTML-escaped,
+    its whitespace collapsed, the matched words in ``<mark>``. A word (``\w+``) matches when one
+    of its index terms is in ``terms``. The window is cut from the text with its whitespace
+    already collapsed, so ``width`` counts the characters shown."""
     return snippets([text], terms, analyze, width)[0]
 
 
 def snippets(texts: Sequence[str], terms: Iterable[str], analyze: Callable[[str], list[str]],
              width: int = 280) -> list[str]:
-    """The :func:`snippet` of each of ``texts`` (one query's hits). Which words match, where each
-    window begins and ends and what in it is marked are found for all the texts in one compiled
-    loop (:func:`_windows_source`), over what is kept of each text (:class:`_Words`); Python
+    """The :func:`snippet` of each of ``texts`` (one query's hits). A text is read as its parts
+    (the pieces between whitespace), each distinct part analysed once per analyzer
+    (:class:`_Kept`); which words match, where each window begins and ends and what in it is
+    marked are found for all the texts in one compiled loop (:func:`_windows_source`); Python
     then cuts and marks the windows."""
     if not texts:
         return []
-    cache = _cache(analyze)  # once: the texts' term numbers and the query's come from the same map
-    words = [_words(text, analyze, cache) for text in texts]
-    query = sorted({n for n in map(cache["term_ids"].get, terms) if n is not None})
-    packed = b"".join((array.array("i", (len(query), *query)).tobytes(), *(w.packed for w in words)))
+    kept = _kept(analyze)
+    ready = [kept.text(text, analyze) for text in texts]
+    query = sorted({n for n in map(kept.term_ids.get, terms) if n is not None})
+    packed = b"".join((array.array("i", (len(query), *query)).tobytes(), *(r[2] for r in ready)))
     found = compiled(_windows_source)(np.frombuffer(packed, dtype=np.int32), width).tolist()
     out, at = [], 0
-    for w in words:
+    for collapsed, plain, _ in ready:
         start, end, n_marks = found[at], found[at + 1], found[at + 2]
         at += 3 + 2 * n_marks
-        out.append(_cut(w.text, w.plain, start, end, found[at - 2 * n_marks:at]))
+        out.append(_cut(collapsed, plain, start, end, found[at - 2 * n_marks:at]))
     return out
 
 
@@ -261,14 +262,14 @@ def _cut(text: str, plain: bool, start: int, end: int, marks: list[int]) -> str:
 
 def _windows_source(packed, width):  # pragma: no cover - compiled by numba
     """The windows of one query's snippets. ``packed``: the query's term numbers (their count,
-    then the numbers, sorted), then one :attr:`_Words.packed` per text. Returns, per text: the
-    window's start and end and the number of matched words inside it, then each one's start and
-    end. A word matches when one of its terms is the query's; the window starts ``width // 5``
-    before the first matched word whose window (``width`` characters from its start) ends the
-    most matched words (0 where nothing matched or the text fits), moved to just after a space
-    within 30 characters before; it ends ``width`` characters later or at the text's end, moved
-    back to a space in its second half; the matched words inside it are those from its start
-    up to the first that ends past its end."""
+    then the numbers, sorted), then each text's words as :func:`_words_source` packs them.
+    Returns, per text: the window's start and end and the number of matched words inside it,
+    then each one's start and end. A word matches when one of its terms is the query's; the
+    window starts ``width // 5`` before the first matched word whose window (``width``
+    characters from its start) ends the most matched words (0 where nothing matched or the text
+    fits), moved to just after a space within 30 characters before; it ends ``width``
+    characters later or at the text's end, moved back to a space in its second half; the
+    matched words inside it are those from its start up to the first that ends past its end."""
 
     def last_space(spaces, n_spaces, before):
         """The last of the ``n_spaces`` sorted positions at ``packed[spaces:]`` below ``before``
@@ -284,43 +285,40 @@ def _windows_source(packed, width):  # pragma: no cover - compiled by numba
 
     n_query = packed[0]
     query = packed[1:1 + n_query]
-    first_text = 1 + n_query
     size = most = 0
-    at = first_text
+    at = 1 + n_query
     while at < len(packed):
         n_words = packed[at]
         size += 3 + 2 * n_words
         most = max(most, n_words)
-        at += 4 + 2 * n_words + packed[at + 1] + 2 * packed[at + 2]
+        at += 4 + 3 * n_words + packed[at + 1] + packed[at + 2]
     out = np.empty(size, np.int32)
-    hit = np.zeros(most, np.bool_)
     matched = np.empty(most, np.int32)
-    o, at = 0, first_text
+    o, at = 0, 1 + n_query
     while at < len(packed):
-        n_words, n_spaces, n_pairs, length = packed[at], packed[at + 1], packed[at + 2], packed[at + 3]
+        n_words, n_spaces, n_terms, length = packed[at], packed[at + 1], packed[at + 2], packed[at + 3]
         starts = at + 4
         ends = starts + n_words
         spaces = ends + n_words
-        pair_words = spaces + n_spaces
-        pair_terms = pair_words + n_pairs
-        at = pair_terms + n_pairs
-        hit[:n_words] = False
-        for p in range(n_pairs):
-            term = packed[pair_terms + p]
-            lo, hi = 0, n_query
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if query[mid] < term:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if lo < n_query and query[lo] == term:
-                hit[packed[pair_words + p]] = True
+        counts = spaces + n_spaces
+        terms = counts + n_words
+        at = terms + n_terms
         n_matched = 0
         for w in range(n_words):
-            if hit[w]:
-                matched[n_matched] = w
-                n_matched += 1
+            for t in range(terms, terms + packed[counts + w]):
+                term = packed[t]
+                lo, hi = 0, n_query
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if query[mid] < term:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if lo < n_query and query[lo] == term:
+                    matched[n_matched] = w
+                    n_matched += 1
+                    break
+            terms += packed[counts + w]
         start = 0
         if n_matched and length > width:
             # ends grow with starts, so the first match past each window only moves right
@@ -356,81 +354,129 @@ def _windows_source(packed, width):  # pragma: no cover - compiled by numba
     return out[:o]
 
 
-@dataclass(slots=True, frozen=True)
-class _Words:
-    """What a snippet needs of a text, whatever the query: ``text``, the text with its whitespace
-    collapsed (each run one space, none at the ends: the text itself when it has no other);
-    ``packed``, for the compiled loop (int32, as bytes): the numbers of words, of spaces and of
-    (word, term) pairs, the text's length, each word's start, each word's end, each space's
-    position, then each pair's word number and its term's number (a word's index terms, numbered
-    per analyzer); ``plain``: the text has nothing HTML escapes (``&<>"'``)."""
+def _words_source(parts, part_length, part_words, word_start, word_end, word_terms,
+                  terms):  # pragma: no cover - compiled by numba
+    """A text's words, packed for :func:`_windows_source`, from its ``parts`` (their numbers; the
+    text is the parts joined by single spaces) and :class:`_Kept`'s table of parts (part ``p``'s
+    length and words ``part_words[p]:part_words[p + 1]``, each word's start and end in its part
+    and its terms ``terms[word_terms[w]:word_terms[w + 1]]``): the numbers of words, of spaces
+    and of terms, the text's length, each word's start and end in the text, each space's
+    position, each word's number of terms, then the terms, word after word."""
+    n_words = n_terms = 0
+    for p in parts:
+        for w in range(part_words[p], part_words[p + 1]):
+            n_words += 1
+            n_terms += word_terms[w + 1] - word_terms[w]
+    n_spaces = max(len(parts) - 1, 0)
+    out = np.empty(4 + 3 * n_words + n_spaces + n_terms, np.int32)
+    out[0], out[1], out[2] = n_words, n_spaces, n_terms
+    starts, spaces = 4, 4 + 2 * n_words
+    counts = spaces + n_spaces
+    t = counts + n_words
+    i = position = 0
+    for k in range(len(parts)):
+        p = parts[k]
+        if k:
+            out[spaces + k - 1] = position - 1
+        for w in range(part_words[p], part_words[p + 1]):
+            out[starts + i] = position + word_start[w]
+            out[starts + n_words + i] = position + word_end[w]
+            out[counts + i] = word_terms[w + 1] - word_terms[w]
+            for j in range(word_terms[w], word_terms[w + 1]):
+                out[t] = terms[j]
+                t += 1
+            i += 1
+        position += part_length[p] + 1
+    out[3] = max(position - 1, 0)
+    return out
 
-    text: str
-    packed: bytes
-    plain: bool
+
+_ESCAPED = ("&", "<", ">", '"', "'", _OPEN, _CLOSE)  # a text with none of these is plain
 
 
-_ESCAPED = frozenset("&<>\"'")
+class _Kept:
+    r"""What snippets keep for one analyzer. Every distinct part of the texts seen (a piece between
+    whitespace, such as ``"Kündigung,"``) is numbered and analysed once: its ``\w+`` words (their
+    start and end in the part) and each word's index terms, numbered too. They are kept in growing
+    arrays (``table``, read by :func:`_windows_source`), so a text is its parts' numbers, found by
+    one dictionary look-up each; the most recent texts are kept ready as well (the collapsed text,
+    whether it is ``plain``, its packed part numbers). Parts are added under a lock; ``table`` is
+    replaced whole when it grows, so a reader holding it sees every part numbered before."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, int] = {}
+        self.term_ids: dict[str, int] = {}
+        self.texts: OrderedDict[int, tuple[str, tuple[str, bool, bytes]]] = OrderedDict()
+        self.lock = threading.Lock()
+        self.sizes = [0, 0, 0]  # parts, words, terms in the table
+        self.table = (np.zeros(1024, np.int32), np.zeros(1025, np.int32), np.zeros(1024, np.int32),
+                      np.zeros(1024, np.int32), np.zeros(1025, np.int32), np.zeros(1024, np.int32))
+
+    def text(self, text: str, analyze) -> tuple[str, bool, bytes]:
+        """``text`` ready for :func:`_windows_source`: its whitespace collapsed, whether it is
+        plain (nothing to escape), its words packed (:func:`_words_source`, int32 bytes)."""
+        key = hash(text)
+        found = self.texts.get(key)
+        if found is not None and found[0] == text:
+            return found[1]
+        parts = text.split()
+        collapsed = " ".join(parts)
+        if collapsed == text:
+            collapsed = text  # one string kept, not two equal ones
+        numbers = list(map(self.parts.get, parts))
+        if None in numbers:
+            with self.lock:
+                for i, part in enumerate(parts):
+                    if numbers[i] is None:
+                        numbers[i] = self.parts.get(part)
+                        if numbers[i] is None:
+                            numbers[i] = self._add(part, analyze)
+        ready = (collapsed, not any(c in text for c in _ESCAPED),
+                 compiled(_words_source)(np.array(numbers, dtype=np.int32), *self.table).tobytes())
+        self.texts[key] = (text, ready)
+        while len(self.texts) > _MAX_TEXTS:
+            try:
+                self.texts.popitem(last=False)
+            except KeyError:  # emptied by another thread meanwhile
+                break
+        return ready
+
+    def _add(self, part: str, analyze) -> int:
+        """Number ``part`` and add its words and their terms to the table (under the lock)."""
+        words = [(m.start(), m.end(), [self._term(t) for t in dict.fromkeys(analyze(m.group()))])
+                 for m in _WORD.finditer(part)]
+        n_parts, n_words, n_terms = self.sizes
+        need = (n_parts + 1, n_words + len(words), n_terms + sum(len(t) for _, _, t in words))
+        table = self.table
+        lengths = (need[0], need[0] + 1, need[1], need[1], need[1] + 1, need[2])
+        if any(len(a) < n for a, n in zip(table, lengths, strict=True)):  # grown (doubled) as a new table
+            table = self.table = tuple(a if len(a) >= n else np.concatenate((a, np.zeros(max(len(a), n - len(a)), np.int32)))
+                                       for a, n in zip(table, lengths, strict=True))
+        part_length, part_words, word_start, word_end, word_terms, terms = table
+        part_length[n_parts] = len(part)
+        part_words[n_parts + 1] = need[1]
+        for w, (start, end, numbers) in enumerate(words, n_words):
+            word_start[w], word_end[w] = start, end
+            word_terms[w + 1] = word_terms[w] + len(numbers)
+            terms[word_terms[w]:word_terms[w + 1]] = numbers
+        self.sizes = list(need)
+        self.parts[part] = n_parts  # last: a reader finds the number once its rows are there
+        return n_parts
+
+    def _term(self, term: str) -> int:
+        number = self.term_ids.get(term)
+        if number is None:
+            number = self.term_ids[term] = len(self.term_ids)  # under the lock
+        return number
 
 
-def _cache(analyze) -> dict[str, Any]:
-    """What is kept for ``analyze``: ``texts`` (text hash -> (text, :class:`_Words`)), ``forms``
-    (word -> its index terms), ``term_ids`` (index term -> its number in the texts' ``packed``)
-    and ``numbers`` (the next numbers: ``next`` is atomic, so two threads adding terms at once
-    never share one). Begun afresh once it holds :data:`_MAX_FORMS` term ids."""
+def _kept(analyze) -> _Kept:
+    """The :class:`_Kept` of ``analyze``, begun afresh once it holds :data:`_MAX_PARTS` parts
+    (nothing kept where ``analyze`` cannot be weakly referenced)."""
     try:
-        found = _SPANS.get(analyze)
-        if found is None or len(found["term_ids"]) >= _MAX_FORMS:
-            found = _SPANS[analyze] = _fresh_cache()
+        found = _KEPT.get(analyze)
+        if found is None or len(found.parts) >= _MAX_PARTS:
+            found = _KEPT[analyze] = _Kept()
         return found
-    except TypeError:  # not weak-referenceable: nothing kept
-        return _fresh_cache()
-
-
-def _fresh_cache() -> dict[str, Any]:
-    return {"texts": OrderedDict(), "forms": {}, "term_ids": {}, "numbers": itertools.count()}
-
-
-def _forms(word: str, forms_of: dict[str, tuple[str, ...]], analyze) -> tuple[str, ...]:
-    forms = forms_of.get(word)
-    if forms is None:
-        forms = tuple(dict.fromkeys(analyze(word)))
-        if len(forms_of) < _MAX_FORMS:
-            forms_of[word] = forms
-    return forms
-
-
-def _words(text: str, analyze, cache: dict[str, Any]) -> _Words:
-    """The :class:`_Words` of ``text``, kept in ``cache`` (:func:`_cache`) for the most recent
-    texts: analysing every word is most of a new text's cost (each word's terms are kept too)."""
-    texts, forms_of, term_ids, numbers = cache["texts"], cache["forms"], cache["term_ids"], cache["numbers"]
-    key = hash(text)
-    found = texts.get(key)
-    if found is not None and found[0] == text:
-        return found[1]
-    parts = text.split()
-    collapsed = " ".join(parts)
-    if collapsed == text:
-        collapsed = text  # one string kept, not two equal ones
-    starts, ends, pair_words, pair_terms = [], [], [], []
-    for i, m in enumerate(_WORD.finditer(collapsed)):
-        starts.append(m.start())
-        ends.append(m.end())
-        for form in _forms(m.group(), forms_of, analyze):
-            number = term_ids.get(form)
-            if number is None:
-                number = term_ids.setdefault(form, next(numbers))
-            pair_words.append(i)
-            pair_terms.append(number)
-    spaces = list(itertools.accumulate((len(p) + 1 for p in parts[:-1]), initial=-1))[1:]
-    packed = array.array("i", (len(starts), len(spaces), len(pair_words), len(collapsed)))
-    for values in (starts, ends, spaces, pair_words, pair_terms):
-        packed.extend(values)
-    words = _Words(collapsed, packed.tobytes(), _ESCAPED.isdisjoint(text) and _OPEN not in text and _CLOSE not in text)
-    texts[key] = (text, words)
-    while len(texts) > _MAX_TEXTS:
-        try:
-            texts.popitem(last=False)
-        except KeyError:  # emptied by another thread meanwhile
-            break
-    return words
+    except TypeError:
+        return _Kept()

@@ -117,6 +117,21 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
+def one_search_ms(port: int, corpus: str, query: str) -> float:
+    """Milliseconds of one GET search on a new connection (its answer must be 200)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        t0 = time.perf_counter()
+        conn.request("GET", f"/v1/{corpus}/search?" + urllib.parse.urlencode({"q": query, "k": 10}))
+        response = conn.getresponse()
+        response.read()
+        if response.status != 200:
+            raise SystemExit(f"first search answered {response.status}")
+        return 1000 * (time.perf_counter() - t0)
+    finally:
+        conn.close()
+
+
 def load_path(port: int, path: str, seconds: float, clients: int = 1, server: int = 0) -> dict:
     return load(port, "", [], clients, seconds, [path], server=server)
 
@@ -293,6 +308,9 @@ def main() -> None:
             queries = queries_for(corpus, state.get(corpus).corpus)
             state.settle()  # as the server does; the client threads run in this process too
             rss_loaded = rss_mib(proc.pid)
+            # the server's first searches, one at a time: what the first users wait (texts and
+            # words new to the snippets, anything the start did not prepare)
+            first = [one_search_ms(port, corpus, q) for q in queries[:5]]
             load(port, corpus, queries, 2, 1.0)  # warm-up: first requests fill caches
             floor = load_path(port, "/healthz", 3.0, server=proc.pid)  # the HTTP stack alone, one client
             # the HTTP stack alone at each client level, interleaved with the searches (the same load on the machine)
@@ -312,12 +330,13 @@ def main() -> None:
             proc.terminate()
             proc.wait(30)
             log.close()
-        entry = {"queries": len(queries), "startup_s": round(startup, 1), "server_rss_mib_loaded": rss_loaded[0],
+        entry = {"queries": len(queries), "startup_s": round(startup, 1), "first_searches_ms": first, "server_rss_mib_loaded": rss_loaded[0],
                  "server_rss_mib_after": rss_after[0], "server_peak_rss_mib": rss_after[1],
                  "healthz_1_client": floor, "healthz": healthz, "load": results, "in_process": local}
         report["corpora"][corpus] = entry
         print(f"\n== {corpus}: {len(queries)} queries, server up in {startup:.1f}s, "
-              f"RSS {rss_loaded[0]:.0f} MiB loaded, {rss_after[0]:.0f} MiB after load (peak {rss_after[1]:.0f})")
+              f"RSS {rss_loaded[0]:.0f} MiB loaded, {rss_after[0]:.0f} MiB after load (peak {rss_after[1]:.0f}); "
+              f"its first 5 searches: {', '.join(f'{ms:.1f}' for ms in first)} ms")
         print(f"{'clients':>8} {'batch':>6} {'requests':>9} {'req/s':>8} {'searches/s':>11} {'p50 ms':>8} "
               f"{'p99 ms':>8} {'errors':>7} {'server CPU ms/req':>18}")
         for r in results:

@@ -54,6 +54,21 @@ def one(tmp_path_factory):
     srv.stop()
 
 
+def test_one_process_has_searched_before_its_first_request(tmp_path):
+    """A single-process server makes a search of its own before it listens (as the supervisor of
+    workers does before forking), so the first request does not load the kernels and make the
+    first-use tables: its hit-field cache holds the warm-up's hits before any request searched."""
+    srv = Server(["demo"], tmp_path)
+    try:
+        with httpx.Client(base_url=srv.url, timeout=60) as c:
+            found = samples(c.get("/metrics").text)
+        assert value(found, "lexir_cache_entries", cache="hit_fields") > 0
+        assert not any(name == "lexir_http_requests_total" and dict(labels).get("route") == SEARCH
+                       for name, labels in found)
+    finally:
+        srv.stop()
+
+
 def test_metrics_count_by_route_template_and_served_corpus(one):
     with httpx.Client(base_url=one.url, timeout=60) as c:
         before = samples(c.get("/metrics").text)

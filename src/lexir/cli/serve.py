@@ -35,7 +35,10 @@ def _state(corpora: list[str], systems: list[str], data_dir: Path | None, **sett
     for spec in corpora or ["demo"]:
         err.print(f"loading {spec} …", highlight=False)
         state.add(spec, notify=lambda m: err.print(f"[yellow]{m}[/]", highlight=False))
-    state.settle()
+    from lexir.service.workers import warm
+
+    warm(state)  # compiled kernels and first-use tables made now, not by the first request
+    state.settle()  # then what is loaded (and what the warm-up made) leaves the collector's passes
     return state
 
 
@@ -138,23 +141,19 @@ def serve(
     # (answered by the app, errors in its JSON shape) instead of the WebSocket library's plain 403.
     options = dict(log_level="warning", http=JSONErrorH11Protocol, ws="none",
                    limit_concurrency=max(64, 4 * max_in_flight), h11_max_incomplete_event_size=64 * 1024)
-    from lexir.service.workers import warm
-
     if workers == 1:
-        warm(state)  # compiled kernels and first-use tables made now, not by the first request
-        state.settle()  # what the warm-up made joins the loaded objects the collector no longer walks
         err.print(f"lexir serving {', '.join(state.corpora)} on http://{host}:{port}/", highlight=False)
         uvicorn.run(app_, host=host, port=port, **options)
         return
     from lexir.service import observe
-    from lexir.service.workers import Supervisor, bind
+    from lexir.service.workers import Supervisor, bind, warm
 
     if any(loaded.preparing for loaded in state.corpora.values()):
         err.print("the workers start once the systems built in the background are ready (a thread does not "
                   "survive a fork)", highlight=False)
         state.wait_prepared()
-    warm(state)  # compiled kernels and first-use tables made once, shared by the workers
-    state.settle()
+        warm(state)  # the systems the first warm-up skipped: made once, shared by the workers
+        state.settle()
 
     try:
         sock = bind(host, port)

@@ -63,10 +63,26 @@ def test_one_process_has_searched_before_its_first_request(tmp_path):
         with httpx.Client(base_url=srv.url, timeout=60) as c:
             found = samples(c.get("/metrics").text)
         assert value(found, "lexir_cache_entries", cache="hit_fields") > 0
+        assert value(found, "lexir_cache_entries", cache="snippet_texts") > 0
         assert not any(name == "lexir_http_requests_total" and dict(labels).get("route") == SEARCH
                        for name, labels in found)
     finally:
         srv.stop()
+
+
+def test_metrics_show_what_the_snippets_keep(one):
+    """/metrics counts the snippets' kept parts and texts and the bytes of their table; a search
+    whose hits are new texts makes them grow."""
+    with httpx.Client(base_url=one.url, timeout=60) as c:
+        before = samples(c.get("/metrics").text)
+        r = c.get(SEARCH.format(corpus="demo"), params={"q": "pozbawienie życia człowieka umyślnie", "k": 10})
+        assert r.status_code == 200 and r.json()["hits"]
+        after = samples(c.get("/metrics").text)
+    for name, cache in (("lexir_cache_entries", "snippet_parts"), ("lexir_cache_entries", "snippet_texts"),
+                        ("lexir_cache_bytes", "snippet_parts")):
+        assert value(after, name, cache=cache) > 0, (name, cache)
+    assert value(after, "lexir_cache_entries", cache="snippet_texts") > \
+        value(before, "lexir_cache_entries", cache="snippet_texts")
 
 
 def test_metrics_count_by_route_template_and_served_corpus(one):

@@ -31,6 +31,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client import multiprocess as _mp
 
 from lexir._version import __version__
+from lexir.structure.hits import snippet_cache
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 MULTIPROCESS = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
@@ -52,10 +53,12 @@ LATENCY = Histogram("lexir_http_request_duration_seconds", "Time from a request'
 IN_FLIGHT = Gauge("lexir_http_requests_in_flight", "Requests being answered (all workers)",
                   registry=_REGISTRY, multiprocess_mode="livesum")
 CACHE_BYTES = Gauge("lexir_cache_bytes", "Estimated bytes held by a service cache, summed over workers "
-                    "(dated: corpora as of a date)", ["cache"], registry=_REGISTRY, multiprocess_mode="livesum")
+                    "(dated: corpora as of a date; snippet_parts: the arrays of the parts' words and terms)",
+                    ["cache"], registry=_REGISTRY, multiprocess_mode="livesum")
 CACHE_ENTRIES = Gauge("lexir_cache_entries", "Entries of a service cache, summed over workers (dated; "
-                      "hit_fields: the query-independent fields of hits, kept per corpus)", ["cache"],
-                      registry=_REGISTRY, multiprocess_mode="livesum")
+                      "hit_fields: the query-independent fields of hits, kept per corpus; snippet_parts: the "
+                      "distinct pieces of text between whitespace the snippets analysed; snippet_texts: the "
+                      "texts they keep laid out)", ["cache"], registry=_REGISTRY, multiprocess_mode="livesum")
 CACHE_BUDGET = Gauge("lexir_cache_budget_bytes", "The byte budget of a service cache, per worker", ["cache"],
                      registry=_REGISTRY, multiprocess_mode="livemax")
 RETRIEVERS = Gauge("lexir_retrievers", "Retrievers held for a served corpus (served systems, variants and "
@@ -192,14 +195,18 @@ class Observe:
         state = self.state
         dated = state.dated
         served = state.corpora.values()
+        snippets = snippet_cache()
         seen = (dated.loads, dated.evictions, tuple(len(c.retrievers) for c in served),
-                sum(len(c.kept) for c in served))
+                sum(len(c.kept) for c in served), snippets["parts"], snippets["texts"])
         if seen != self._seen:
             self._seen = seen
             stats = dated.stats()
             CACHE_BYTES.labels("dated").set(stats["bytes"])
             CACHE_ENTRIES.labels("dated").set(stats["entries"])
             CACHE_ENTRIES.labels("hit_fields").set(seen[3])
+            CACHE_ENTRIES.labels("snippet_parts").set(snippets["parts"])
+            CACHE_ENTRIES.labels("snippet_texts").set(snippets["texts"])
+            CACHE_BYTES.labels("snippet_parts").set(snippet_cache(sizes=True)["table_bytes"])
             for name, loaded in state.corpora.items():
                 RETRIEVERS.labels(name).set(len(loaded.retrievers))
         now = time.monotonic()

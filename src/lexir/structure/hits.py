@@ -470,6 +470,17 @@ class _Kept:
         return number
 
 
+def snippet_cache(sizes: bool = False) -> dict[str, int]:
+    """What the snippets keep in this process, summed over analyzers: ``parts`` (distinct parts
+    analysed) and ``texts`` (texts kept laid out); with ``sizes``, also ``table_bytes`` (the
+    arrays of the parts' words and terms)."""
+    kept = list(_KEPT.values())
+    found = {"parts": sum(len(k.parts) for k in kept), "texts": sum(len(k.texts) for k in kept)}
+    if sizes:
+        found["table_bytes"] = sum(a.nbytes for k in kept for a in k.table)
+    return found
+
+
 def _kept(analyze) -> _Kept:
     """The :class:`_Kept` of ``analyze``, begun afresh once it holds :data:`_MAX_PARTS` parts
     (nothing kept where ``analyze`` cannot be weakly referenced)."""

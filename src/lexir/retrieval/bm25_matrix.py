@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lexir.kernels import compiled
 from lexir.retrieval import bm25_kernel
 
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
@@ -114,7 +115,7 @@ def _postings(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int, fill: boo
         raise ValueError(f"{len(term_ids)} term ids for documents of {int(lengths.sum())} terms in all")
     if len(term_ids) and not 0 <= term_ids.min() <= term_ids.max() < n_terms:
         raise ValueError(f"term ids must lie in [0, {n_terms})")
-    kernel = bm25_kernel._compiled(_postings_source)
+    kernel = compiled(_postings_source)
     return kernel(np.ascontiguousarray(term_ids), np.ascontiguousarray(lengths), int(n_terms), bool(fill))
 
 

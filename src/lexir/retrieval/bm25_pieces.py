@@ -28,7 +28,7 @@ import numpy as np
 
 from lexir.analysis import Analyzer
 from lexir.analysis.analyzer import PIECE_BYTES
-from lexir.retrieval import bm25_kernel
+from lexir.kernels import compiled
 from lexir.types import Document
 
 STOP = -1
@@ -152,7 +152,7 @@ class PieceTable:
             size = self.hashes.size * 2
             grown = (np.zeros(size, dtype=np.uint64), np.full(size, -1, dtype=np.int64),
                      np.zeros(size, dtype=np.int32), np.zeros(size, dtype=np.int32))
-            bm25_kernel._compiled(_rehash_source)(self.hashes, self.offsets, self.lengths, self.values, *grown,
+            compiled(_rehash_source)(self.hashes, self.offsets, self.lengths, self.values, *grown,
                                                   pending, int(state[2]))
             self.hashes, self.offsets, self.lengths, self.values = grown
         if int(state[0]) + need_bytes > self.arena.size:
@@ -193,7 +193,7 @@ def analysed_pieces(corpus: Iterable[Document], analyzer: Analyzer, title_weight
     term_ids, lengths = array("i"), array("q")
     table = PieceTable()
     state = np.zeros(7, dtype=np.int64)
-    scan, settle = bm25_kernel._compiled(_scan_source), bm25_kernel._compiled(_settle_source)
+    scan, settle = compiled(_scan_source), compiled(_settle_source)
     byte_table = np.frombuffer(PIECE_BYTES, dtype=np.uint8)
     folded = analyzer.folded_bytes
     titles: dict[str, bytes] = {}  # title -> its folded bytes, repeated title_weight times
@@ -279,5 +279,5 @@ def expanded(term_ids: array, lengths: np.ndarray, several: list[tuple[int, ...]
     starts = np.zeros(len(several) + 1, dtype=np.int64)
     np.cumsum(sizes, out=starts[1:])
     parts = np.fromiter(chain.from_iterable(several), dtype=np.int32, count=int(starts[-1]))
-    bm25_kernel._compiled(_expand_source)(ids, n, starts, parts)
+    compiled(_expand_source)(ids, n, starts, parts)
     return ids

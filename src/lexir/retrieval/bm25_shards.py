@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from lexir.analysis import Analyzer, AnalyzerConfig
+from lexir.kernels import compiled
 from lexir.retrieval import bm25_kernel
 from lexir.retrieval.base import Retriever
 from lexir.retrieval.bm25 import analysed, make_analyzer
@@ -255,11 +256,11 @@ def _replayed_source(positions, scores, ends, k, num_docs):  # pragma: no cover 
 
 
 def _compiled_admitted():
-    return bm25_kernel._compiled(_admitted_source)
+    return compiled(_admitted_source)
 
 
 def _compiled_replayed():
-    return bm25_kernel._compiled(_replayed_source)
+    return compiled(_replayed_source)
 
 
 def merge(answers: Sequence[Candidates], k: int, num_docs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -400,7 +400,7 @@ class _Kept:
     start and end in the part) and each word's index terms, numbered too. They are kept in growing
     arrays (``table``, read by :func:`_windows_source`), so a text is its parts' numbers, found by
     one dictionary look-up each; the most recent texts are kept ready as well (the collapsed text,
-    whether it is ``plain``, its packed part numbers). Parts are added under a lock; ``table`` is
+    whether it is ``plain``, its words packed). Parts are added under a lock; ``table`` is
     replaced whole when it grows, so a reader holding it sees every part numbered before."""
 
     def __init__(self) -> None:

@@ -200,8 +200,12 @@ class Front:
         self.request_log = request_log
         self.state = ServiceState(Settings.from_env(data_dir=data_dir, **dict(settings or {})))
         self.state.add(corpus, made={sharded: lambda c: bm25_shards.ShardedBM25(folder, self.call_all, c)})
-        self.state.settle()
         self.corpus, self.sharded = next(iter(self.state.corpora)), sharded
+        from lexir.service.workers import warm_hits
+
+        loaded = self.state.get(self.corpus)  # made before Serve routes a request here, not by the first one
+        warm_hits(loaded, self.state.retriever(loaded, sharded, {}))
+        self.state.settle()
         from lexir.service.app import create_app
 
         self.app = create_app(self.state, request_log=2 if self.request_log else None)

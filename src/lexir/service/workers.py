@@ -88,6 +88,18 @@ def warm(state) -> None:
                 pass
 
 
+def warm_hits(loaded, retriever) -> None:
+    """The hits of a first provision formatted, with the words of its own text for a query, without
+    a search: the snippets' compiled loops loaded and the first-use tables made, where a search
+    cannot be made yet (a Ray Serve front replica, whose shards may still be starting)."""
+    from lexir.structure.hits import format_hits, hit_analyzer
+
+    doc = next(iter(loaded.corpus.documents), None)
+    if doc is not None:
+        query = " ".join((doc.title + " " + doc.text).split()[:12]) or "warm"
+        format_hits(loaded, [(doc.id, 1.0)], query, hit_analyzer(retriever, loaded.language))
+
+
 class Supervisor:
     """Forks ``workers`` processes that each call ``run_worker(sock)``; forks again any that dies."""
 

@@ -271,18 +271,6 @@ def _windows_source(packed, width):  # pragma: no cover - compiled by numba
     characters later or at the text's end, moved back to a space in its second half; the
     matched words inside it are those from its start up to the first that ends past its end."""
 
-    def last_space(spaces, n_spaces, before):
-        """The last of the ``n_spaces`` sorted positions at ``packed[spaces:]`` below ``before``
-        (-1: none)."""
-        lo, hi = 0, n_spaces
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if packed[spaces + mid] < before:
-                lo = mid + 1
-            else:
-                hi = mid
-        return packed[spaces + lo - 1] if lo else -1
-
     n_query = packed[0]
     query = packed[1:1 + n_query]
     size = most = 0
@@ -299,21 +287,15 @@ def _windows_source(packed, width):  # pragma: no cover - compiled by numba
         n_words, n_spaces, n_terms, length = packed[at], packed[at + 1], packed[at + 2], packed[at + 3]
         starts = at + 4
         ends = starts + n_words
-        spaces = ends + n_words
-        counts = spaces + n_spaces
+        spaces = packed[ends + n_words:ends + n_words + n_spaces]  # sorted: each space's position
+        counts = ends + n_words + n_spaces
         terms = counts + n_words
         at = terms + n_terms
         n_matched = 0
         for w in range(n_words):
             for t in range(terms, terms + packed[counts + w]):
                 term = packed[t]
-                lo, hi = 0, n_query
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if query[mid] < term:
-                        lo = mid + 1
-                    else:
-                        hi = mid
+                lo = np.searchsorted(query, term)
                 if lo < n_query and query[lo] == term:
                     matched[n_matched] = w
                     n_matched += 1
@@ -331,12 +313,14 @@ def _windows_source(packed, width):  # pragma: no cover - compiled by numba
                 if j - i > best_count:
                     best, best_count = i, j - i
             start = max(0, packed[starts + matched[best]] - width // 5)
-            space = last_space(spaces, n_spaces, start + 1)  # text.rfind(" ", 0, start + 1)
+            before = np.searchsorted(spaces, start + 1)  # text.rfind(" ", 0, start + 1)
+            space = spaces[before - 1] if before else -1
             if space > 0 and start - space < 30:
                 start = space + 1
         end = min(length, start + width)
         if end < length:
-            space = last_space(spaces, n_spaces, end)  # text.rfind(" ", start, end)
+            before = np.searchsorted(spaces, end)  # text.rfind(" ", start, end)
+            space = spaces[before - 1] if before else -1
             if space >= start and space > start + width // 2:
                 end = space
         out[o], out[o + 1] = start, end
@@ -408,7 +392,6 @@ class _Kept:
         self.term_ids: dict[str, int] = {}
         self.texts: OrderedDict[int, tuple[str, tuple[str, bool, bytes]]] = OrderedDict()
         self.lock = threading.Lock()
-        self.sizes = [0, 0, 0]  # parts, words, terms in the table
         self.table = (np.zeros(1024, np.int32), np.zeros(1025, np.int32), np.zeros(1024, np.int32),
                       np.zeros(1024, np.int32), np.zeros(1025, np.int32), np.zeros(1024, np.int32))
 
@@ -445,21 +428,24 @@ class _Kept:
         """Number ``part`` and add its words and their terms to the table (under the lock)."""
         words = [(m.start(), m.end(), [self._term(t) for t in dict.fromkeys(analyze(m.group()))])
                  for m in _WORD.finditer(part)]
-        n_parts, n_words, n_terms = self.sizes
-        need = (n_parts + 1, n_words + len(words), n_terms + sum(len(t) for _, _, t in words))
         table = self.table
-        lengths = (need[0], need[0] + 1, need[1], need[1], need[1] + 1, need[2])
-        if any(len(a) < n for a, n in zip(table, lengths, strict=True)):  # grown (doubled) as a new table
-            table = self.table = tuple(a if len(a) >= n else np.concatenate((a, np.zeros(max(len(a), n - len(a)), np.int32)))
-                                       for a, n in zip(table, lengths, strict=True))
+        # what the table holds so far: its parts are the numbered ones, their words and terms end
+        # where the last part's do
+        n_parts = len(self.parts)
+        n_words = int(table[1][n_parts])
+        n_terms = int(table[4][n_words])
+        n_words_after = n_words + len(words)
+        lengths = (n_parts + 1, n_parts + 2, n_words_after, n_words_after, n_words_after + 1,
+                   n_terms + sum(len(t) for _, _, t in words))
+        if any(len(a) < n for a, n in zip(table, lengths, strict=True)):  # a new table, each short array doubled
+            table = self.table = tuple(a if len(a) >= n else _grown(a, n) for a, n in zip(table, lengths, strict=True))
         part_length, part_words, word_start, word_end, word_terms, terms = table
         part_length[n_parts] = len(part)
-        part_words[n_parts + 1] = need[1]
+        part_words[n_parts + 1] = n_words_after
         for w, (start, end, numbers) in enumerate(words, n_words):
             word_start[w], word_end[w] = start, end
             word_terms[w + 1] = word_terms[w] + len(numbers)
             terms[word_terms[w]:word_terms[w + 1]] = numbers
-        self.sizes = list(need)
         self.parts[part] = n_parts  # last: a reader finds the number once its rows are there
         return n_parts
 
@@ -468,6 +454,11 @@ class _Kept:
         if number is None:
             number = self.term_ids[term] = len(self.term_ids)  # under the lock
         return number
+
+
+def _grown(a: np.ndarray, n: int) -> np.ndarray:
+    """``a`` followed by zeros, at least ``n`` long and at least twice as long as before."""
+    return np.concatenate((a, np.zeros(max(len(a), n - len(a)), a.dtype)))
 
 
 def snippet_cache(sizes: bool = False) -> dict[str, int]:

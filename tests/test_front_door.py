@@ -215,7 +215,9 @@ def test_feedback_and_cascade_take_a_bm25_spec(cache):
 # own package and the layers below its own, nothing at or above (``lexir`` itself: the package's
 # __init__, the top).
 LAYERS = [
-    {"types", "_version", "kernels"},  # kernels: numba compilation, for every layer
+    {"_version", "kernels"},  # kernels: numba compilation, for every layer
+    {"ids"},  # DocIds: document ids kept compactly (an index's, a stream's)
+    {"types"},
     {"jurisdiction"},  # the record and registry of legal orders (filled from lexir.jurisdictions)
     {"io"},
     {"analysis", "citations", "evaluation", "encoders", "dataset_stats"},

@@ -16,11 +16,14 @@ def write_marker(path: Path, meta: dict) -> None:
     tmp.replace(path)
 
 
-def read_marker(path: Path, what: str, version: int | None = None) -> dict:
-    """The marker's content; a missing marker or another format version is a clear error."""
+def read_marker(path: Path, what: str, version: int | tuple[int, ...] | None = None) -> dict:
+    """The marker's content; a missing marker or a format version other than ``version`` (one of
+    them, given several) is a clear error."""
     if not path.is_file():
         raise FileNotFoundError(f"{path.parent} is not a complete {what} (no {path.name})")
     meta = json.loads(path.read_text(encoding="utf-8"))
-    if version is not None and meta.get("format") != version:
-        raise ValueError(f"{path}: {what} format {meta.get('format')} is not {version}; rebuild it")
+    versions = (version,) if isinstance(version, int) else version
+    if versions is not None and meta.get("format") not in versions:
+        wanted = " or ".join(map(str, versions))
+        raise ValueError(f"{path}: {what} format {meta.get('format')} is not {wanted}; rebuild it")
     return meta

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from lexir.analysis import MODES, Analyzer, AnalyzerConfig, bulk_lemmas, release_lemmatizer
+from lexir.ids import DocIds
 from lexir.io.generations import loads, new_generation
 from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval import bm25_kernel
@@ -29,7 +30,10 @@ from lexir.retrieval.bm25_terms import QueryTerms
 from lexir.retrieval.params import Param
 from lexir.types import Corpus, Document, DocumentStream, Query, Run
 
-FORMAT_VERSION = 1
+# 2: the document ids in two .npy files (DocIds), not in lexir.json; format 1 still loads
+FORMAT_VERSION = 2
+_READS = (1, 2)
+_IDS = "doc_ids"
 __all__ = ["METHODS", "BM25Retriever", "ScoreMatrix", "QueryTerms", "document_tokens", "make_analyzer"]
 
 
@@ -125,12 +129,21 @@ class BM25Retriever(Retriever):
         if prune not in bm25_kernel.PRUNE:
             raise ValueError(f"prune={prune!r}: valid: {', '.join(bm25_kernel.PRUNE)}")
         self.prune = prune
-        self.doc_ids: list[str] = []
+        self._ids = DocIds.of([])
         self.vocab: dict[str, int] = {}
         self.fingerprint = ""
         self.matrix: ScoreMatrix | None = None
-        self._names: tuple[list[str], np.ndarray] | None = None  # doc_ids as an array, see doc_names()
         self._terms: QueryTerms | None = None  # see terms()
+
+    @property
+    def doc_ids(self) -> DocIds:
+        """Document number -> id, kept compactly (:class:`~lexir.ids.DocIds`; any sequence
+        of ids assigned here is converted)."""
+        return self._ids
+
+    @doc_ids.setter
+    def doc_ids(self, ids: Sequence[str]) -> None:
+        self._ids = DocIds.of(ids)
 
     # -- building ---------------------------------------------------------------------------
 
@@ -160,7 +173,7 @@ class BM25Retriever(Retriever):
         """Index documents given as the concatenation of their term ids and their lengths."""
         vocab.setdefault("", len(vocab))  # the empty column bm25s's files have (no term)
         self.matrix = ScoreMatrix.build(term_ids, lengths, len(vocab), self.k1, self.b, self.method)
-        self.vocab, self.doc_ids, self.fingerprint = vocab, list(doc_ids), fingerprint
+        self.vocab, self.doc_ids, self.fingerprint = vocab, doc_ids, fingerprint
         return self
 
     # -- searching --------------------------------------------------------------------------
@@ -231,24 +244,15 @@ class BM25Retriever(Retriever):
         best first, documents scoring 0 left out."""
         n = len(positive)
         # Whole result matrices convert to Python at once, as two flat lists (document numbers to
-        # ids by indexing an object array); each row is then its slice, cut to its hits above zero
-        # (a document matching no query term is not a result), a prefix since rows are sorted.
-        # Flat lists, not lists of rows: fewer objects for the garbage collector to walk.
-        names, values = self.doc_names()[docs.ravel()].tolist(), scores.ravel().tolist()
+        # ids: DocIds.take); each row is then its slice, cut to its hits above zero (a document
+        # matching no query term is not a result), a prefix since rows are sorted. Flat lists,
+        # not lists of rows: fewer objects for the garbage collector to walk.
+        names, values = self.doc_ids.take(docs), scores.ravel().tolist()
         width = docs.shape[1]
         starts = range(0, n * width, width)
         if positive.min() == width:  # every row full: the usual case for long queries
             return [(names[a:a + width], values[a:a + width]) for a in starts]
         return [(names[a:a + m], values[a:a + m]) for a, m in zip(starts, positive.tolist(), strict=True)]
-
-    def doc_names(self) -> np.ndarray:
-        """``doc_ids`` as an object array (document number -> id), rebuilt whenever ``doc_ids``
-        is replaced."""
-        if self._names is None or self._names[0] is not self.doc_ids or len(self._names[1]) != len(self.doc_ids):
-            names = np.empty(len(self.doc_ids), dtype=object)
-            names[:] = self.doc_ids
-            self._names = (self.doc_ids, names)
-        return self._names[1]
 
     def scores(self, text: str) -> np.ndarray:
         """The BM25 score of every document (in corpus order) for ``text``."""
@@ -273,26 +277,28 @@ class BM25Retriever(Retriever):
         }
 
     def save(self, folder: str | Path) -> Path:
-        """A new generation of ``folder`` (:mod:`lexir.io.generations`): the score matrix's files
-        and ``lexir.json``."""
+        """A new generation of ``folder`` (:mod:`lexir.io.generations`): the score matrix's files,
+        the document ids' (:meth:`DocIds.save <lexir.ids.DocIds.save>`) and ``lexir.json``."""
         folder = Path(folder)
         with new_generation(folder) as gen:
             self.matrix.save(gen.path, self.vocab)
-            write_marker(gen / "lexir.json", {**self.config(), "doc_ids": self.doc_ids})
+            self.doc_ids.save(gen.path, _IDS)
+            write_marker(gen / "lexir.json", self.config())
         return folder
 
     @classmethod
     @loads
     def load(cls, folder: str | Path, mmap: bool = True) -> BM25Retriever:
         folder = Path(folder)
-        meta = read_marker(folder / "lexir.json", "lexir BM25 index", FORMAT_VERSION)
+        meta = read_marker(folder / "lexir.json", "lexir BM25 index", _READS)
         retriever = cls(
             Analyzer(AnalyzerConfig(**meta["analyzer"])),
             k1=meta["k1"], b=meta["b"], method=meta["method"],
             title_weight=meta["title_weight"], dedupe_query=meta["dedupe_query"],
         )
         retriever.matrix, retriever.vocab = ScoreMatrix.load(folder, mmap=mmap)
-        retriever.doc_ids = meta["doc_ids"]
+        # format 1 kept the ids in lexir.json; they are made compact here too
+        retriever.doc_ids = meta["doc_ids"] if "doc_ids" in meta else DocIds.load(folder, _IDS, mmap=mmap)
         retriever.fingerprint = meta["fingerprint"]
         return retriever
 

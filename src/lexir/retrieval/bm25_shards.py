@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from lexir.analysis import Analyzer, AnalyzerConfig
+from lexir.ids import DocIds
 from lexir.kernels import compiled
 from lexir.retrieval import bm25_kernel
 from lexir.retrieval.base import Retriever
@@ -45,9 +46,12 @@ from lexir.retrieval.bm25_matrix import CollectionStats, ScoreMatrix
 from lexir.retrieval.bm25_terms import QueryTerms
 from lexir.types import Corpus, Query, Run, act_of
 
-FORMAT_VERSION = 1
+# 2: the document ids as DocIds' two .npy files (doc_ids.*.npy); format 1's doc_ids.json still loads
+FORMAT_VERSION = 2
+_READS = (1, 2)
 _BLOCKS_FROM = bm25_kernel._BLOCKS_FROM  # documents: from this shard size on, untouched blocks are skipped
-_PLAN_FILE, _VOCAB_FILE, _IDS_FILE, _POSITIONS_FILE = "lexir-shards.json", "vocab.json", "doc_ids.json", "positions.npy"
+_PLAN_FILE, _VOCAB_FILE, _POSITIONS_FILE = "lexir-shards.json", "vocab.json", "positions.npy"
+_IDS, _IDS_V1_FILE = "doc_ids", "doc_ids.json"
 # A shard's answer: for each query, the documents its heap admitted (global positions, in corpus
 # order) and their scores, flat, with the query boundaries.
 Candidates = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -117,7 +121,7 @@ def build(corpus: Corpus, folder: str | Path, shards: int, *, k1: float = 1.2, b
         matrix.save(shard, {})
         np.save(shard / _POSITIONS_FILE, positions, allow_pickle=False)
     (folder / _VOCAB_FILE).write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    (folder / _IDS_FILE).write_text(json.dumps(corpus.ids, ensure_ascii=False), encoding="utf-8")
+    DocIds.of(corpus.ids).save(folder, _IDS)
     meta = {"format": FORMAT_VERSION, "shards": shards, "analyzer": analyzer.config.to_dict(), "k1": k1, "b": b,
             "method": method, "title_weight": title_weight, "dedupe_query": dedupe_query,
             "fingerprint": corpus.fingerprint, "documents": len(corpus), "units": [len(lens) for _, lens in parts]}
@@ -133,8 +137,9 @@ def read_plan(folder: str | Path) -> dict:
     if not path.is_file():
         raise ValueError(f"{folder}: no sharded BM25 index (no {_PLAN_FILE}; build one with bm25_shards.build)")
     meta = json.loads(path.read_text(encoding="utf-8"))
-    if meta.get("format") != FORMAT_VERSION:
-        raise ValueError(f"{folder}: sharded BM25 format {meta.get('format')}, this lexir reads {FORMAT_VERSION}")
+    if meta.get("format") not in _READS:
+        raise ValueError(f"{folder}: sharded BM25 format {meta.get('format')}, this lexir reads "
+                         f"{' or '.join(map(str, _READS))}")
     return meta
 
 
@@ -309,11 +314,10 @@ class ShardedBM25(Retriever):
         self.analyzer = Analyzer(AnalyzerConfig(**meta["analyzer"]))
         self.dedupe_query = bool(meta["dedupe_query"])
         self.vocab = json.loads((Path(folder) / _VOCAB_FILE).read_text(encoding="utf-8"))
-        self.doc_ids = json.loads((Path(folder) / _IDS_FILE).read_text(encoding="utf-8"))
+        # the front holds every shard's ids: memory-mapped (format 1's JSON list made compact)
+        self.doc_ids = (DocIds.load(folder, _IDS) if meta["format"] > 1 else
+                        DocIds.of(json.loads((Path(folder) / _IDS_V1_FILE).read_text(encoding="utf-8"))))
         self.call_all = call_all
-        names = np.empty(len(self.doc_ids), dtype=object)
-        names[:] = self.doc_ids
-        self._names = names
         self._terms: QueryTerms | None = None
 
     def terms(self) -> QueryTerms:
@@ -343,7 +347,7 @@ class ShardedBM25(Retriever):
         if not len(flat) or k <= 0:
             return [([], []) for _ in texts]
         docs, scores, positive = merge(self.call_all(flat, pointers, k, self.dedupe_query), k, len(self.doc_ids))
-        names, values = self._names[docs.ravel()].tolist(), scores.ravel().tolist()
+        names, values = self.doc_ids.take(docs), scores.ravel().tolist()
         width = docs.shape[1]
         return [(names[a:a + m], values[a:a + m])
                 for a, m in zip(range(0, len(texts) * width, width), positive.tolist(), strict=True)]

@@ -109,7 +109,6 @@ class PhraseBM25(Retriever):
     def search_many(self, queries: Sequence[Query], k: int = 100,
                     progress: Callable[[int], None] | None = None) -> Run:
         merged = self.merged()
-        names = self.terms.doc_names()
         run: Run = {}
         batch = 256
         k = min(k, len(self.terms.doc_ids))
@@ -124,7 +123,7 @@ class PhraseBM25(Retriever):
                     keep = scores[row] > 0
                     d, s = docs[row][keep], scores[row][keep]
                     order = np.lexsort((d, -s))  # ties by corpus position, as top_scores orders them
-                    run[query.id] = dict(zip(names[d[order]].tolist(), s[order].tolist(), strict=True))
+                    run[query.id] = dict(zip(self.terms.doc_ids.take(d[order]), s[order].tolist(), strict=True))
             if progress:
                 progress(len(chunk))
         return run

@@ -82,7 +82,7 @@ def test_a_repeated_id_in_the_stream_is_an_error(tmp_path):
     path = tmp_path / "docs.jsonl"
     rows = [{"_id": "a", "text": "eins"}, {"_id": "b", "text": "zwei"}, {"_id": "a", "text": "drei"}]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    with pytest.raises(ValueError, match="duplicate document id 'a'"):
+    with pytest.raises(ValueError, match=r"duplicate document id 'a' \(documents 1 and 3 of the stream\)"):
         build_retriever(stream(path, language="de"), "bm25", cache=False)
 
 

@@ -1,6 +1,6 @@
 """Document ids kept compactly: every id's UTF-8 bytes in one array, and where each begins.
 
-A million German units' ids as Python strings take about 85 MiB (an object of 70-80 bytes and a
+A million German units' ids as Python strings take about 80 MiB (an object of 70-80 bytes and a
 list slot each); their bytes take 22 MiB, and saved as ``.npy`` files they are memory-mapped, so a
 search process holds only the pages its hits touch. An id becomes a string when it is asked for:
 :meth:`DocIds.take` turns a search's document numbers into ids with one compiled loop and one

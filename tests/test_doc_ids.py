@@ -28,7 +28,7 @@ def test_every_way_of_reading_gives_the_ids(ids, data):
     kept = DocIds.of(ids)
     assert len(kept) == len(ids) and kept == ids and ids == kept and list(kept) == ids
     if ids:
-        numbers = data.draw(st.lists(st.integers(0, len(ids) - 1), max_size=60))
+        numbers = data.draw(st.lists(st.integers(0, len(ids) - 1), max_size=150))  # few (<= 64) and more
         assert kept.take(np.array(numbers, dtype=np.int64)) == [ids[i] for i in numbers]
         assert kept.take(np.array(numbers, dtype=np.int32).reshape(-1, 1)) == [ids[i] for i in numbers]
         i = data.draw(st.integers(-len(ids), len(ids) - 1))
@@ -51,6 +51,21 @@ def test_offsets_are_int64_past_2_gib_of_ids(monkeypatch):
     assert DocIds.of(["ab", "cd"]).offsets.dtype == np.int32
     wide = DocIds.of(["ab", "cde"])
     assert wide.offsets.dtype == np.int64 and wide.take(np.array([1, 0])) == ["cde", "ab"]
+
+
+def test_one_query_s_ids_are_reused_strings_and_the_memo_is_bounded(monkeypatch):
+    monkeypatch.setattr(ids_module, "_RECENT", 5)
+    ids = [f"kk::{i}" for i in range(20)]
+    kept = DocIds.of(ids)
+    first = kept.take(np.array([3, 1, 3]))
+    again = kept.take(np.array([1, 3]))
+    assert first == ["kk::3", "kk::1", "kk::3"] and again[0] is first[1] and again[1] is first[0]
+    for start in range(0, 20, 3):  # past the bound: forgotten, then found again
+        assert kept.take(np.arange(start, min(start + 3, 20))) == ids[start:start + 3]
+        assert len(kept._recent) <= 5
+    assert kept.take(np.arange(70) % 20) == [ids[i % 20] for i in range(70)]  # more than a few: compiled
+    with pytest.raises(IndexError, match="out of range"):
+        kept.take(np.array([0, 20]))
 
 
 def test_iteration_in_chunks_and_comparisons(monkeypatch):
@@ -88,8 +103,16 @@ def test_a_collector_finds_the_first_repeated_id(ids, collide):
     assert collector.ids() == ids and len(collector) == len(ids)
 
 
+def _mapped(array) -> bool:
+    """Whether ``array`` reads a memory-mapped file (DocIds keeps plain views of its maps)."""
+    return type(array) is np.ndarray and isinstance(array.base, np.memmap)
+
+
 def test_numbers_out_of_range_are_refused():
     kept = DocIds.of(["a", "b"])
+    assert kept.take(np.array([1, 0], dtype=np.uint16)) == ["b", "a"] and kept.take([]) == []
+    with pytest.raises(TypeError, match="integers, not float64"):
+        kept.take(np.array([1.0]))
     for bad in ([2], [-1], [0, 5]):
         with pytest.raises(IndexError, match="out of range"):
             kept.take(np.array(bad))
@@ -104,7 +127,7 @@ def test_saved_ids_load_memory_mapped_or_read(tmp_path, mmap):
     ids = ["kk::art. 278", "Ärzte-ZV::1/abs:2", "", "Α.Κ.::1"]
     DocIds.of(ids).save(tmp_path, "doc_ids")
     back = DocIds.load(tmp_path, "doc_ids", mmap=mmap)
-    assert back == ids and isinstance(back.blob, np.memmap) is mmap
+    assert back == ids and _mapped(back.blob) is mmap
     assert back.nbytes == sum(len(i.encode()) for i in ids) + 4 * (len(ids) + 1)  # int32 offsets
 
 
@@ -151,7 +174,7 @@ def test_a_saved_bm25_index_maps_its_ids_and_answers_as_the_fresh_one(codes, tmp
     meta = json.loads((gen / "lexir.json").read_text(encoding="utf-8"))
     assert meta["format"] == 2 and "doc_ids" not in meta  # the ids are in their own files
     loaded = BM25Retriever.load(tmp_path)
-    assert isinstance(loaded.doc_ids.blob, np.memmap) and loaded.doc_ids == codes.ids
+    assert _mapped(loaded.doc_ids.blob) and loaded.doc_ids == codes.ids
     queries = _questions(codes)
     want = fresh.search_many(queries, 100)
     assert loaded.search_many(queries, 100) == want and sum(map(len, want.values())) > 2000
@@ -172,7 +195,7 @@ def test_sharded_ids_map_and_format_1_shards_still_load(codes, tmp_path):
     single = build_retriever(codes, "bm25", {}, cache=False)
     bm25_shards.build(codes, tmp_path, 2)
     sharded = bm25_shards.local(tmp_path, codes)
-    assert isinstance(sharded.doc_ids.blob, np.memmap) and sharded.doc_ids == codes.ids
+    assert _mapped(sharded.doc_ids.blob) and sharded.doc_ids == codes.ids
     queries = _questions(codes)
     want = single.search_many(queries, 10)
     assert sharded.search_many(queries, 10) == want

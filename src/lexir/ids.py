@@ -21,13 +21,19 @@ from lexir.kernels import compiled
 _SEPARATOR = b"\n"  # between ids in take()'s buffer; an id holding it is decoded on its own
 _CHUNK = 65_536  # ids decoded at a time when iterating
 _INT32_BYTES = 2**31  # ids of fewer bytes keep int32 offsets
+_FEW = 64  # a take() of at most this many ids (one query's hits) looks in the recent ones first
+_RECENT = 65_536  # ids kept as strings for those, at most (then forgotten, all at once)
 
 
-def _gathered_source(blob, offsets, numbers, separator):
-    """The bytes of the ids numbered ``numbers``, each followed by ``separator``, in one array."""
+def _gathered_source(blob, offsets, numbers, separator):  # pragma: no cover - compiled by numba
+    """The bytes of the ids numbered ``numbers``, each followed by ``separator``, in one array
+    (IndexError for a number out of range)."""
+    n = offsets.shape[0] - 1
     total = 0
     for i in range(numbers.shape[0]):
         d = numbers[i]
+        if d < 0 or d >= n:
+            raise IndexError("document numbers out of range")
         total += offsets[d + 1] - offsets[d] + 1
     out = np.empty(total, dtype=np.uint8)
     at = 0
@@ -49,12 +55,17 @@ class DocIds(Sequence[str]):
     be a read-only memory map (:meth:`load`). It compares equal to any sequence of the same ids.
     """
 
-    __slots__ = ("blob", "offsets")
+    __slots__ = ("_recent", "blob", "offsets")
 
     def __init__(self, blob: np.ndarray, offsets: np.ndarray) -> None:
         if offsets.ndim != 1 or len(offsets) < 1 or offsets[0] != 0 or offsets[-1] != len(blob):
             raise ValueError(f"document ids: {len(offsets)} offsets do not delimit {len(blob)} bytes")
-        self.blob, self.offsets = blob, offsets
+        # plain arrays (a memory map's view stays mapped): numba reads a np.memmap's type slower,
+        # a microsecond of every take()
+        self.blob, self.offsets = blob.view(np.ndarray), offsets.view(np.ndarray)
+        # document number -> its id, for a service's one query at a time: the strings (and their
+        # hashes) reused, no compiled call; written only by take(), never handed out as a dict
+        self._recent: dict[int, str] = {}
 
     @classmethod
     def of(cls, ids: Iterable[str]) -> DocIds:
@@ -84,11 +95,29 @@ class DocIds(Sequence[str]):
 
     def take(self, numbers: np.ndarray) -> list[str]:
         """The ids of the document ``numbers`` (any integer array, every one in range), in order."""
-        numbers = np.asarray(numbers, dtype=np.int64).ravel()
+        numbers = np.asarray(numbers).ravel()
         if not len(numbers):
             return []
-        if numbers.min() < 0 or numbers.max() >= len(self):
-            raise IndexError(f"document numbers out of range (0..{len(self) - 1})")
+        if numbers.dtype.kind not in "iu":
+            raise TypeError(f"document numbers must be integers, not {numbers.dtype}")
+        if len(numbers) <= _FEW:
+            return self._few(numbers.tolist())
+        return self._decoded(numbers)
+
+    def _few(self, numbers: list[int]) -> list[str]:
+        recent = self._recent
+        names = [recent.get(d) for d in numbers]
+        if None in names:
+            missing = [d for d, name in zip(numbers, names, strict=True) if name is None]
+            if len(recent) + len(missing) > _RECENT:
+                recent.clear()
+            found = dict(zip(missing, self._decoded(np.array(missing, dtype=np.int64)), strict=True))
+            recent.update(found)
+            names = [found[d] if name is None else name for d, name in zip(numbers, names, strict=True)]
+        return names
+
+    def _decoded(self, numbers: np.ndarray) -> list[str]:
+        """take() through the compiled copy: ``numbers`` an integer array."""
         out = compiled(_gathered_source)(self.blob, self.offsets, numbers, _SEPARATOR[0])
         names = str(out, "utf-8").split(_SEPARATOR.decode())
         if len(names) == len(numbers) + 1:  # the last separator leaves an empty piece

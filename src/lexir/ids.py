@@ -84,7 +84,8 @@ class DocIds(Sequence[str]):
 
     def __getitem__(self, key):
         if isinstance(key, slice):
-            return self.take(np.arange(len(self), dtype=np.int64)[key])
+            chosen = range(len(self))[key]  # the numbers a slice takes, none made for the others
+            return self.take(np.arange(chosen.start, chosen.stop, chosen.step, dtype=np.int64))
         i = operator.index(key)
         n = len(self)
         if i < 0:

@@ -452,10 +452,7 @@ class IncrementalBM25(Retriever):
     @loads
     def load(cls, folder: str | Path) -> IncrementalBM25:
         folder = Path(folder)
-        meta = read_marker(folder / MARKER, f"lexir {SYSTEM} index")
-        if meta.get("format") not in (1, FORMAT_VERSION):
-            raise ValueError(f"{folder / MARKER}: lexir {SYSTEM} index format {meta.get('format')} is not "
-                             f"{FORMAT_VERSION}; rebuild it")
+        meta = read_marker(folder / MARKER, f"lexir {SYSTEM} index", (1, FORMAT_VERSION))
         if meta.get("system") != SYSTEM:
             raise ValueError(f"{folder} holds a {meta.get('system')} index, not {SYSTEM}")
         index = cls(Analyzer(AnalyzerConfig(**meta["analyzer"])), k1=meta["k1"], b=meta["b"],

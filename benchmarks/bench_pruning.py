@@ -1,10 +1,10 @@
 #!/usr/bin/env python
-"""Exhaustive vs pruned (MaxScore) BM25 top-k: queries per second, one thread, same results?
+"""Exhaustive vs pruned (block-max windows) BM25 top-k: queries per second, one thread, same results?
 
 For one corpus, lexir's BM25 index (German analysis as ``bm25`` builds it, lucene, k1=1.2,
 b=0.75) is built once (its time printed); then two query sets are analysed once, outside the
 timing, and each is scored by :func:`lexir.retrieval.bm25_kernel.top_k` with ``prune="off"``
-(every posting scored) and ``prune="on"`` (MaxScore) at each ``k``: best of ``--rounds`` passes
+(every posting scored) and ``prune="on"`` (block-max windows) at each ``k``: best of ``--rounds`` passes
 over the whole set, numba on one thread, kernels compiled before timing. "same" says whether
 the two kernels' document numbers and scores are identical, query by query, ties included.
 

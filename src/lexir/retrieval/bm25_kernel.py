@@ -24,25 +24,25 @@ document's score also gets the sum of the query terms' scores of absence, summed
 bm25s adds it (float32, term by term); a document no term touched then scores that sum, which is
 what the block scan compares with instead of 0.
 
-Dynamic pruning (``prune``; :func:`_pruned_source`): block-max MaxScore, giving the exhaustive
+Dynamic pruning (``prune``; :func:`_pruned_source`): block-max windows, giving the exhaustive
 kernel's results bit for bit, ties and order included. The exhaustive kernel's heap does
 something only with a document scoring above its smallest value at that point; so the pruned
-kernel walks the documents in the same corpus order, pushes the first ``k`` as it does, and
-afterwards passes over a document only when an upper bound of its score is not above the heap's
-smallest value (where the exhaustive heap does nothing with it); every other document gets its
-exact score, summed as the exhaustive kernel sums it (float32, term by term in query order, from
-0), and goes through the same heap steps. The heap thus sees the same documents with the same
-scores in the same order, and ends, and sorts, the same. Bounds: each term's largest score in
-each window of ``2**_WINDOW_BITS`` documents (computed once per matrix); in a window, the terms
-with the smallest maxima whose sum cannot beat the heap's smallest value are "non-essential",
-the others' postings are summed per document (float64), and a document's bound is that sum plus
-the non-essential maxima, refined by looking its non-essential scores up one by one (galloping
-search). The bounds are summed in float64 and multiplied by ``1 + (t + 2) * 2**-22`` for ``t``
-terms before being compared, which covers the float32 sum's rounding (a sequential float32 sum
-of ``t`` scores >= 0 exceeds their real sum by a factor below ``(1 + 2**-24) ** t``). Pruning
-needs every score >= 0 and no scores of absence (bm25l, bm25+ are scored exhaustively).
-Measured (benchmarks/bench_pruning.py), it pays only for one-word queries, small ``k`` and
-large corpora: ``prune="auto"`` (the default) chooses it there (:func:`pruning_pays`).
+kernel walks the documents in the same corpus order, pushes the first ``k`` as it does, and then
+goes window by window (``2**_WINDOW_BITS`` documents): a window is passed over when the sum of
+its query terms' largest scores in it is not above the heap's smallest value (no document of it
+can then do anything in the exhaustive heap); every other window is scored as the exhaustive
+kernel scores (float32, term by term in query order, from 0) into a buffer of one window, small
+enough to stay in the core's own cache, and its touched documents go through the same heap steps
+in corpus order. The heap thus sees the same documents with the same scores in the same order,
+and ends, and sorts, the same. Bounds: each term's largest score in each window (computed once
+per matrix), summed in float64 and multiplied by ``1 + (t + 2) * 2**-22`` for ``t`` terms before
+being compared, which covers the float32 sum's rounding (a sequential float32 sum of ``t``
+scores >= 0 exceeds their real sum by a factor below ``(1 + 2**-24) ** t``). Pruning needs every
+score >= 0 and no scores of absence (bm25l, bm25+ are scored exhaustively). Measured
+(benchmarks/bench_pruning.py), it pays for short queries over large corpora, where the small
+buffer alone is faster than the corpus-wide one and whole windows are passed over; long
+questions touch most windows with many terms each, where the exhaustive kernel's one pass per
+term is faster: ``prune="auto"`` (the default) chooses (:func:`pruning_pays`).
 """
 
 from __future__ import annotations
@@ -70,16 +70,20 @@ def trailing_zeros(typingctx, src):
 
 
 _BLOCKS_FROM = 1 << 16  # documents: from this corpus size on, the scan skips untouched blocks
-# prune="auto" prunes from this corpus size on, batches of queries with at most these many
-# known terms on average at these k. Measured on 961k German units (bench_pruning.py) against
-# the exhaustive kernel's scan of whole touched blocks: k = 10 with 1 to 8 terms 1.35 to 2.4
-# times as fast, k = 100 0.86 to 1.18, long questions (57 terms) 0.4 to 0.5; on 107k articles
-# 0.2 to 0.9. Since the exhaustive scan visits only touched documents (bit per document), on
-# the 961k units' titles at k = 10: 1 term 1.6x as fast pruned, 2 terms 0.76x, 3 terms 0.74x,
-# 4-5 terms 0.95x; at k = 100 0.5x to 0.7x (a busy machine, one thread): only one-word batches.
-_PRUNE_FROM = 1 << 19
-_PRUNE_UP_TO = ((10, 1.5),)
-_WINDOW_BITS = 13  # the pruned kernel's windows: 8192 documents
+# prune="auto" prunes a batch of queries with at most these many known terms on average at
+# these k, by corpus size (the first row whose size the corpus reaches). Measured with
+# bench_pruning.py (one thread, best of 3, windows of 1024), pruned against exhaustive q/s:
+# 961k German units, k = 10: 1 term 7.6x, 2 2.5x, 3 2.0x, 4 1.7x, 6 1.3x, 8 1.1x, 12 0.8x; k = 100:
+# 2.3x, 1.5x, 1.4x, 1.3x, 1.0x, 0.9x; k = 1000: 1.1x for 1 or 2 terms, 0.9x from 6; 57-term lay
+# questions 0.6x at every k. 107k German articles, k = 10: 2.6x, 1.4x, 1.1x, 1.0x, 0.9x (6 terms);
+# k = 100 only one term gains (1.1x). 4k Polish articles (where the exhaustive scan visits
+# every document), 1 to 4 terms: 1.8x to 3.6x at k = 10, 1.2x to 1.5x at k = 100; 24 terms 0.7x.
+_PRUNE_UP_TO = (
+    (1 << 19, ((10, 8.0), (100, 5.0), (1000, 2.0))),
+    (_BLOCKS_FROM, ((10, 3.0), (100, 1.0))),
+    (0, ((10, 4.0), (100, 4.0))),
+)
+_WINDOW_BITS = 10  # the pruned kernel's windows: 1024 documents
 
 
 def _rise_source(values, where, pos, value, doc):  # pragma: no cover - compiled by numba
@@ -317,7 +321,7 @@ def _window_maxima_source(data, indptr, indices, bits):  # pragma: no cover - co
                 last = w
     pointers = np.cumsum(counts)
     windows = np.empty(pointers[-1], dtype=np.int32)
-    maxima = np.empty(pointers[-1], dtype=np.float64)
+    maxima = np.empty(pointers[-1], dtype=data.dtype)  # a float32 score's maximum is one of them
     for term in range(n_terms):
         slot = pointers[term] - 1
         last = -1
@@ -335,12 +339,14 @@ def _window_maxima_source(data, indptr, indices, bits):  # pragma: no cover - co
 
 def _pruned_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs,
                    wpointers, wnumbers, wmaxima, bits):  # pragma: no cover - compiled by numba
-    """The exhaustive kernel's results, bit for bit, by block-max MaxScore (see the module):
-    documents in corpus order, each either scored exactly (float32, term by term in query order)
-    and offered to the same heap, or passed over because a bound shows it cannot beat the heap's
-    smallest value (where the exhaustive kernel's heap does nothing with it). Needs every score
-    >= 0 and no scores of absence; ``wpointers, wnumbers, wmaxima`` are the terms' largest
-    scores per window of ``2**bits`` documents (:func:`_window_maxima_source`)."""
+    """The exhaustive kernel's results, bit for bit, window by window (see the module):
+    documents in corpus order, in windows of ``2**bits``; a window whose terms' largest scores
+    together cannot beat the heap's smallest value is passed over (the exhaustive kernel's heap
+    does nothing with its documents), every other one is scored as the exhaustive kernel scores
+    (float32, term by term in query order) into a small buffer and its touched documents offered
+    to the same heap in the same order. Needs every score >= 0 and no scores of absence;
+    ``wpointers, wnumbers, wmaxima`` are the terms' largest scores per window
+    (:func:`_window_maxima_source`)."""
     n = len(pointers) - 1
     k = min(k, num_docs)
     top_scores = np.zeros((n, k), dtype=data.dtype)
@@ -352,20 +358,18 @@ def _pruned_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs,
     values[k] = np.inf
     size = np.uint64(k)
     nothing = np.zeros(1, dtype=data.dtype)[0]
-    longest = 0
+    longest = 1
     for q in range(n):
         longest = max(longest, pointers[q + 1] - pointers[q])
-    pos = np.empty(longest, dtype=np.int64)  # each term's cursor in its column, for summing
-    look = np.empty(longest, dtype=np.int64)  # ... and for looking documents up
+    pos = np.empty(longest, dtype=np.int64)  # each term's cursor in its column
     end = np.empty(longest, dtype=np.int64)
     wpos = np.empty(longest, dtype=np.int64)  # each term's cursor in its window maxima
     wend = np.empty(longest, dtype=np.int64)
-    bound = np.empty(longest, dtype=np.float64)  # each term's largest score in the window
-    order = np.empty(longest, dtype=np.int64)  # query positions by bound, smallest first
-    below = np.empty(longest + 1, dtype=np.float64)  # below[m]: sum of the m smallest bounds
     width = 1 << bits
-    acc = np.zeros(width, dtype=np.float64)  # a window's sums of essential scores
-    marks = np.zeros(max(width >> 6, 1), dtype=np.bool_)  # its blocks of 64 with a sum
+    scores = np.zeros(width, dtype=data.dtype)  # a window's scores (a few KiB: the core's own cache)
+    touched = np.zeros(max(width >> 6, 1), dtype=np.uint64)  # a bit per touched document
+    one, zero = np.uint64(1), np.uint64(0)
+    beyond = np.int64(1) << 62
     for q in range(n):
         start, stop = pointers[q], pointers[q + 1]
         # The query's terms as the exhaustive kernel takes them (negatives, repeats skipped).
@@ -383,8 +387,8 @@ def _pruned_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs,
             wend[t] = wpointers[term + 1]
             t += 1
         # A float32 sum of t scores >= 0, term by term, exceeds the real sum by a factor below
-        # (1 + 2**-24) ** t; a float64 sum of bounds falls short of theirs by far less. A document
-        # whose float64 bound times `slack` is not above the heap's smallest value cannot enter it.
+        # (1 + 2**-24) ** t; a float64 sum of bounds falls short of theirs by far less. A window
+        # whose float64 bound times `slack` is not above the heap's smallest value is passed over.
         slack = 1.0 + (t + 2) * 2.0 ** -22
         # The first k documents are pushed whatever their score, as the exhaustive kernel does.
         for d in range(k):
@@ -395,79 +399,54 @@ def _pruned_source(ids, pointers, k, dedupe, data, indptr, indices, num_docs,
                     value += data[p]
                     pos[i] = p + 1
             _rise(values, where, d, value, d)
-        look[:t] = pos[:t]
-        threshold = np.float64(values[0])
-        # Block-max MaxScore over windows of documents, as Lucene's MaxScoreBulkScorer: in each
-        # window, the terms whose window maxima together cannot lift a document above the
-        # heap's smallest value (the `m` smallest, "non-essential") find no documents; the
-        # others' postings are summed into `acc` (float64); a document whose sum plus the
-        # non-essential maxima cannot beat the smallest value is passed over, the others look
-        # up their non-essential scores (galloping search, given up as soon as the bound fails),
-        # and only a document still in the running is scored exactly and offered to the heap.
         w0 = k
         while w0 < num_docs:
+            # The next window some term reaches, and its bound: the sum of those terms' maxima.
             window = w0 >> bits
-            w1 = min((window + 1) << bits, num_docs)
+            reached = beyond
+            bound = 0.0
             for i in range(t):
                 wp = wpos[i]
                 while wp < wend[i] and wnumbers[wp] < window:
                     wp += 1
                 wpos[i] = wp
-                bound[i] = wmaxima[wp] if wp < wend[i] and wnumbers[wp] == window else 0.0
-            order[:t] = np.argsort(bound[:t])
-            below[0] = 0.0
-            for r in range(t):
-                below[r + 1] = below[r] + bound[order[r]]
-            m = 0
-            while m < t and below[m + 1] * slack <= threshold:
-                m += 1
-            if m == t:  # no document of the window can enter the heap
+                if wp < wend[i]:
+                    w = np.int64(wnumbers[wp])
+                    if w < reached:
+                        reached, bound = w, 0.0
+                    if w == reached:
+                        bound += wmaxima[wp]
+            if reached == beyond:  # no term has a document left
+                break
+            if reached > window:
+                w0 = reached << bits
+            w1 = min((reached + 1) << bits, num_docs)
+            if bound * slack <= np.float64(values[0]):  # none of its documents can enter the heap
                 w0 = w1
                 continue
-            for r in range(m, t):
-                i = order[r]
+            for i in range(t):  # query order: each document's sum as the exhaustive kernel's
                 p, e = _seek(indices, pos[i], end[i], w0), end[i]
                 while p < e:
                     doc = indices[p]
                     if doc >= w1:
                         break
-                    acc[doc - w0] += data[p]
-                    marks[(doc - w0) >> 6] = True
+                    j = doc - w0
+                    scores[j] += data[p]
+                    touched[j >> 6] |= one << np.uint64(j & 63)
                     p += 1
                 pos[i] = p
             for block in range((w1 - w0 + 63) >> 6):
-                if not marks[block]:
+                word = touched[block]
+                if word == zero:
                     continue
-                marks[block] = False
-                for j in range(block << 6, min((block + 1) << 6, w1 - w0)):
-                    partial = acc[j]
-                    if partial == 0.0:  # its bound below[m] cannot beat the smallest value
-                        continue
-                    acc[j] = 0.0
-                    if (partial + below[m]) * slack <= threshold:
-                        continue
-                    d = w0 + j
-                    live = True
-                    for r in range(m - 1, -1, -1):
-                        i = order[r]
-                        p = _seek(indices, look[i], end[i], d)
-                        look[i] = p
-                        if p < end[i] and indices[p] == d:
-                            partial += data[p]
-                        if (partial + below[r]) * slack <= threshold:
-                            live = False
-                            break
-                    if not live:
-                        continue
-                    value = nothing
-                    for i in range(t):  # the exhaustive kernel's sum: float32, in query order
-                        p = _seek(indices, look[i], end[i], d)
-                        look[i] = p
-                        if p < end[i] and indices[p] == d:
-                            value += data[p]
+                touched[block] = zero
+                while word != zero:
+                    j = (block << 6) + trailing_zeros(word)
+                    word &= word - one
+                    value = scores[j]
+                    scores[j] = 0
                     if value > values[0]:
-                        _replace_smallest(values, where, size, value, d)
-                        threshold = np.float64(values[0])
+                        _replace_smallest(values, where, size, value, w0 + j)
             w0 = w1
         positive[q] = _ranked(values, where, k, top_scores[q], top_docs[q])
     return top_docs, top_scores, positive
@@ -479,7 +458,7 @@ def compiled():
 
 
 def compiled_pruned():
-    """The pruned kernel (MaxScore), compiled on first use."""
+    """The pruned kernel (block-max windows), compiled on first use."""
     return _compiled(_pruned_source)
 
 
@@ -494,11 +473,12 @@ def prunable(matrix) -> bool:
 
 def pruning_pays(matrix, k: int, terms_per_query: float = 0.0) -> bool:
     """``prune="auto"``'s choice, from measurements (benchmarks/bench_pruning.py): prune a batch
-    of short queries (``terms_per_query``: their known terms on average) at small ``k`` over a
-    large corpus (``_PRUNE_FROM``, ``_PRUNE_UP_TO``), where it was faster; never long questions,
-    whose many terms leave most documents in the running (measured slower)."""
-    short = any(k <= most_k and terms_per_query <= most_terms for most_k, most_terms in _PRUNE_UP_TO)
-    return matrix.num_docs >= _PRUNE_FROM and short and prunable(matrix)
+    of short queries (``terms_per_query``: their known terms on average) at small ``k``, the
+    limits depending on the corpus's size (``_PRUNE_UP_TO``); never long questions, whose many
+    terms reach nearly every window (measured slower)."""
+    limits = next(rule for least, rule in _PRUNE_UP_TO if matrix.num_docs >= least)
+    short = any(k <= most_k and terms_per_query <= most_terms for most_k, most_terms in limits)
+    return short and prunable(matrix)
 
 
 def _bounds(matrix):
@@ -530,7 +510,7 @@ def top_k(matrix, ids: np.ndarray, pointers: np.ndarray, k: int,
     repeats within its query.
 
     ``prune``: ``"off"`` scores every posting (the exhaustive kernel); ``"on"`` uses the pruned
-    kernel (MaxScore) wherever :func:`prunable` (else the exhaustive one); ``"auto"`` where it
+    kernel (block-max windows) wherever :func:`prunable` (else the exhaustive one); ``"auto"`` where it
     pays (:func:`pruning_pays`). Both give the same results, bit for bit, ties included."""
     if prune not in PRUNE:
         raise ValueError(f"prune={prune!r}: valid: {', '.join(PRUNE)}")

@@ -236,7 +236,7 @@ class ScoreMatrix:
         ``k`` documents of each query, best first, as bm25s's ``retrieve`` finds them. Query
         ``i`` is the term ids ``ids[pointers[i]:pointers[i + 1]]``, negative ids skipped, and
         with ``dedupe`` a term's repeats within its query. ``prune`` (auto, on, off): whether
-        dynamic pruning (MaxScore) skips documents; the same results either way
+        dynamic pruning (block-max windows) passes over documents; the same results either way
         (:func:`lexir.retrieval.bm25_kernel.top_k`)."""
         return bm25_kernel.top_k(self, ids, pointers, k, dedupe, prune)
 

@@ -71,21 +71,23 @@ def bind(host: str, port: int, backlog: int = 2048) -> socket.socket:
 
 
 def warm(state) -> None:
-    """One search per served corpus and system before forking: what a first search makes (the
-    BM25 kernels numba compiles or loads, the analyzers' tables, the hit formatting's caches) is
-    then made once in the supervisor and shared, instead of once in every worker."""
+    """A long and a short search per served corpus and system before forking: what a first search
+    makes (the BM25 kernels numba compiles or loads, the pruned kernel's bounds of a large corpus,
+    the analyzers' tables, the hit formatting's caches) is then made once in the supervisor and
+    shared, instead of once in every worker."""
     from lexir.service import core
 
     for name, loaded in state.corpora.items():
         doc = next(iter(loaded.corpus.documents), None)
         if doc is None:
             continue
-        query = " ".join((doc.title + " " + doc.text).split()[:12]) or "warm"
-        for system in (*state.settings.systems, *state.settings.variants):
-            try:
-                core.search(state, name, [("warm", query)], 10, system)
-            except Exception:  # noqa: BLE001 - a warm-up only saves time; the request will say what is wrong
-                pass
+        words = (doc.title + " " + doc.text).split()
+        for query in (" ".join(words[:12]) or "warm", " ".join(words[:2]) or "warm"):
+            for system in (*state.settings.systems, *state.settings.variants):
+                try:
+                    core.search(state, name, [("warm", query)], 10, system)
+                except Exception:  # noqa: BLE001 - a warm-up only saves time; the request will say what is wrong
+                    pass
 
 
 def warm_hits(loaded, retriever) -> None:

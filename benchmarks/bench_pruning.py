@@ -83,7 +83,7 @@ def main(argv=None) -> int:
     print(f"index: {time.perf_counter() - start:.1f} s, {len(matrix.data):,} postings, "
           f"{len(retriever.vocab):,} terms", flush=True)
     start = time.perf_counter()
-    bm25_kernel._bounds(matrix)
+    bm25_kernel.window_maxima(matrix)
     print(f"window maxima (pruning's bounds, once per index): {time.perf_counter() - start:.2f} s", flush=True)
 
     print(f"{'queries':>8} {'n':>6} {'terms/q':>8} {'k':>4} {'exhaustive q/s':>15} {'pruned q/s':>11} "

@@ -1,7 +1,8 @@
 """The memory of a process searching a saved BM25 index, stage by stage, and its speed.
 
 Over a set folder of ``bench_lucene.py`` (its ``index-lexir`` and ``queries/*.native.tsv``): loads
-the index memory-mapped, makes a first search (numba's runtime and kernels load there), then
+the index memory-mapped, makes a first search of five queries of the first set of ``--queries``
+(numba's runtime and kernels load there; titles at k = 10 take the pruned kernel), then
 searches every query set at each k, keeping each run as ``search_many`` returns it, and prints the
 process's RSS after each stage, split into anonymous memory and mapped files (``/proc``), and the
 best of ``--passes`` timed passes in queries/s (numba on one thread, as ``bench_lucene.py``)::
@@ -56,8 +57,9 @@ def main() -> None:
     for name in args.queries.split(","):
         with open(args.work / "queries" / f"{name}.native.tsv", encoding="utf-8") as fh:
             sets[name] = [Query(*line.rstrip("\n").split("\t", 1)) for line in fh]
+    start = time.perf_counter()
     retriever.search_many(next(iter(sets.values()))[:5], k=10)
-    stage("first search")
+    stage("first search", seconds=round(time.perf_counter() - start, 3))
     kept = []
     for name, queries in sets.items():
         for k in (int(x) for x in args.k.split(",")):

@@ -73,7 +73,7 @@ def test_a_wrong_bound_is_caught(window_bits):
     queries = [rng.choice(30, size=rng.integers(1, 4), replace=False) for _ in range(100)]
     pointers = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
     flat = np.concatenate(queries).astype(np.int64)
-    wp, wn, wm, bits = bm25_kernel._bounds(matrix)
+    wp, wn, wm, bits = bm25_kernel.window_maxima(matrix)
     right = bm25_kernel.compiled_pruned()(flat, pointers, 10, False, matrix.data, matrix.indptr, matrix.indices,
                                           matrix.num_docs, wp, wn, wm, bits)
     wrong = bm25_kernel.compiled_pruned()(flat, pointers, 10, False, matrix.data, matrix.indptr, matrix.indices,
@@ -162,14 +162,80 @@ def test_de_gesetze_articles(data_dir):
 
 def test_the_service_warm_up_makes_the_pruned_kernels_bounds_before_forking():
     """`lexir serve --workers` warms up in the supervisor before forking, so that what a first search
-    makes is shared: a short query there makes the window maxima of the served BM25 index, which
-    every worker would otherwise make for itself on its first short query."""
+    makes is shared: a short query there loads the pruned kernel and, for an index saved without
+    them, makes the window maxima, which every worker would otherwise make for itself."""
     from lexir.service.state import ServiceState, Settings
     from lexir.service.workers import warm
 
     state = ServiceState(Settings(systems=("bm25",)))
     loaded = state.add("demo", graph=False)
     matrix = state.retriever(loaded, "bm25", {}).matrix
-    assert matrix.ceilings is None
+    matrix.ceilings = None  # as an index saved before the maxima were saved with it
     warm(state)
     assert matrix.ceilings is not None and matrix.ceilings[1] is not None
+
+
+def test_a_saved_index_brings_its_window_maxima(tmp_path):
+    """A saved BM25 index keeps the pruned kernel's bounds (memory-mapped on load, nothing computed
+    at the first short query); an index saved without them (before they were saved) loads and makes
+    them when needed, with the same hits; a kernel of other window sizes makes its own; damaged
+    files are refused with the file named; a matrix that cannot be pruned (bm25l) saves none."""
+    import json
+
+    import lexir
+    from lexir.io.generations import current
+    from lexir.types import Query
+
+    corpus = lexir.load("demo").corpus
+    built = BM25Retriever(make_analyzer(corpus, "", "auto", True, "simplemma")).index(corpus)
+    built.save(tmp_path / "ix")
+    loaded = BM25Retriever.load(tmp_path / "ix")
+    bits, bounds = loaded.matrix.ceilings
+    assert bits == bounds[3] == bm25_kernel._WINDOW_BITS
+    assert all(isinstance(array, np.memmap) for array in bounds[:3])
+    fresh = bm25_kernel.window_maxima(ScoreMatrix(built.matrix.data, built.matrix.indices, built.matrix.indptr,
+                                                  built.matrix.num_docs))
+    assert all(np.array_equal(a, b) for a, b in zip(bounds[:3], fresh[:3], strict=True))
+    queries = [Query(str(i), d.title or d.text[:40]) for i, d in enumerate(corpus.documents)][:300]
+    want = built.with_params({"prune": "off"}).search_many(queries, k=10)
+    assert loaded.with_params({"prune": "on"}).search_many(queries, k=10) == want
+
+    gen = current(tmp_path / "ix")
+    params = json.loads((gen / "params.index.json").read_text())
+    # damaged: a window short, a file gone
+    numbers = np.load(gen / "window_numbers.lexir.npy")
+    np.save(gen / "window_numbers.lexir.npy", numbers[:-1])
+    with pytest.raises(ValueError, match="window_pointers.lexir.npy: .* do not delimit"):
+        BM25Retriever.load(tmp_path / "ix")
+    (gen / "window_numbers.lexir.npy").unlink()
+    with pytest.raises(ValueError, match="window_numbers.lexir.npy: unreadable"):
+        BM25Retriever.load(tmp_path / "ix")
+    # as saved before the maxima were: made at the first pruned search, the same hits
+    params.pop("window_bits")
+    (gen / "params.index.json").write_text(json.dumps(params))
+    older = BM25Retriever.load(tmp_path / "ix")
+    assert older.matrix.ceilings is None
+    assert older.with_params({"prune": "on"}).search_many(queries, k=10) == want
+    assert older.matrix.ceilings is not None
+
+    bm25l = BM25Retriever(make_analyzer(corpus, "", "auto", True, "simplemma"), method="bm25l").index(corpus)
+    bm25l.save(tmp_path / "l")
+    assert not list(current(tmp_path / "l").glob("window_*"))
+    assert BM25Retriever.load(tmp_path / "l").matrix.ceilings is None
+
+
+def test_saved_maxima_of_other_windows_are_made_anew(tmp_path, window_bits):
+    """Maxima saved for windows of one size are not used by a kernel of another: it makes its own."""
+    import lexir
+    from lexir.types import Query
+
+    corpus = lexir.load("demo").corpus
+    built = BM25Retriever(make_analyzer(corpus, "", "auto", True, "simplemma")).index(corpus)
+    built.save(tmp_path / "ix")
+    window_bits(6)
+    loaded = BM25Retriever.load(tmp_path / "ix")
+    assert loaded.matrix.ceilings[0] == 10
+    queries = [Query(str(i), d.title or d.text[:40]) for i, d in enumerate(corpus.documents)][:300]
+    assert (loaded.with_params({"prune": "on"}).search_many(queries, k=10)
+            == built.with_params({"prune": "off"}).search_many(queries, k=10))
+    assert loaded.matrix.ceilings[0] == 6 and bm25_kernel.window_maxima(loaded.matrix)[3] == 6

@@ -468,7 +468,7 @@ PRUNE = ("auto", "on", "off")
 def prunable(matrix) -> bool:
     """Whether the pruned kernel can answer over ``matrix``: no scores of absence (bm25l, bm25+)
     and no score below 0 (lexir's lucene, robertson and atire matrices never have one)."""
-    return matrix.nonoccurrence is None and _bounds(matrix) is not None
+    return matrix.nonoccurrence is None and window_maxima(matrix) is not None
 
 
 def pruning_pays(matrix, k: int, terms_per_query: float = 0.0) -> bool:
@@ -481,10 +481,11 @@ def pruning_pays(matrix, k: int, terms_per_query: float = 0.0) -> bool:
     return short and prunable(matrix)
 
 
-def _bounds(matrix):
-    """The terms' largest scores per window of ``2**_WINDOW_BITS`` documents (pointers, window
-    numbers, maxima), or None where some score is below 0; computed once per matrix (a matrix
-    is read only once built) and kept on it."""
+def window_maxima(matrix):
+    """The terms' largest scores per window of ``2**_WINDOW_BITS`` documents (pointers per term,
+    window numbers, maxima, the bits), or None where some score is below 0; computed once per
+    matrix (a matrix is read only once built) and kept on it, unless the saved index brought them
+    (:meth:`ScoreMatrix.load <lexir.retrieval.bm25_matrix.ScoreMatrix.load>`) for these bits."""
     kept = getattr(matrix, "ceilings", None)
     if kept is not None and kept[0] == _WINDOW_BITS:
         return kept[1]
@@ -519,7 +520,7 @@ def top_k(matrix, ids: np.ndarray, pointers: np.ndarray, k: int,
     if prune == "on" and prunable(matrix) or prune == "auto" and pruning_pays(
             matrix, k, np.count_nonzero(ids >= 0) / max(len(pointers) - 1, 1)):
         return compiled_pruned()(ids, pointers, k, bool(dedupe), matrix.data, matrix.indptr, matrix.indices,
-                                 num_docs, *_bounds(matrix))
+                                 num_docs, *window_maxima(matrix))
     absent = matrix.nonoccurrence if matrix.nonoccurrence is not None else _NO_ABSENCE
     return compiled()(ids, pointers, k, bool(dedupe),
                       num_docs >= _BLOCKS_FROM, matrix.data, matrix.indptr, matrix.indices, num_docs,

@@ -29,6 +29,10 @@ DTYPE, INT_DTYPE = "float32", "int32"
 _FILES = {"data": "data.csc.index.npy", "indices": "indices.csc.index.npy", "indptr": "indptr.csc.index.npy"}
 _ABSENCE_FILE = "nonoccurrence_array.index.npy"
 _VOCAB_FILE, _PARAMS_FILE = "vocab.index.json", "params.index.json"
+# The pruned kernel's bounds (bm25_kernel.window_maxima), saved with a matrix that can be pruned:
+# pointers per term (int64), window numbers (int32), each window's largest score (float32)
+_WINDOW_FILES = ("window_pointers.lexir.npy", "window_numbers.lexir.npy", "window_maxima.lexir.npy")
+_WINDOW_DTYPES = (np.int64, np.int32, np.float32)
 
 
 def idf(method: str, df: int, n_docs: int) -> float:
@@ -288,7 +292,9 @@ class ScoreMatrix:
     # -- files ------------------------------------------------------------------------------
 
     def save(self, folder: str | Path, vocab: dict[str, int]) -> None:
-        """The matrix and ``vocab`` (term -> column) as files of ``folder`` (bm25s's layout)."""
+        """The matrix and ``vocab`` (term -> column) as files of ``folder`` (bm25s's layout), and,
+        where the pruned kernel can answer over it (no score below 0, no scores of absence), its
+        window maxima, so that a loaded index need not compute them (bm25s ignores those files)."""
         folder = Path(folder)
         for key, name in _FILES.items():
             np.save(folder / name, getattr(self, key), allow_pickle=False)
@@ -297,6 +303,10 @@ class ScoreMatrix:
         (folder / _VOCAB_FILE).write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
         params = {**self.params, "dtype": DTYPE, "int_dtype": INT_DTYPE, "num_docs": self.num_docs,
                   "version": "lexir", "backend": "numba"}
+        if bm25_kernel.prunable(self):
+            *arrays, params["window_bits"] = bm25_kernel.window_maxima(self)
+            for name, array, dtype in zip(_WINDOW_FILES, arrays, _WINDOW_DTYPES, strict=True):
+                np.save(folder / name, np.asarray(array, dtype=dtype), allow_pickle=False)
         (folder / _PARAMS_FILE).write_text(json.dumps(params, indent=4), encoding="utf-8")
 
     @classmethod
@@ -316,4 +326,31 @@ class ScoreMatrix:
                                  "(damaged; rebuild the index)")
             absent = np.load(path, allow_pickle=False)
         kept = {key: params[key] for key in ("k1", "b", "delta", "method", "idf_method") if key in params}
-        return cls(arrays["data"], arrays["indices"], arrays["indptr"], params["num_docs"], absent, kept), vocab
+        matrix = cls(arrays["data"], arrays["indices"], arrays["indptr"], params["num_docs"], absent, kept)
+        if "window_bits" in params:  # saved by lexir since the pruned kernel's windows; else made when needed
+            bits = params["window_bits"]
+            matrix.ceilings = (bits, (*_window_files(folder, matrix.n_terms, mode), bits))
+        return matrix, vocab
+
+
+def _window_files(folder: Path, n_terms: int, mode: str | None) -> tuple[np.ndarray, ...]:
+    """The window maxima's three arrays as :meth:`ScoreMatrix.save` wrote them, each checked (a
+    clear error naming the file where one is missing or does not fit the others)."""
+    arrays = []
+    for name, dtype in zip(_WINDOW_FILES, _WINDOW_DTYPES, strict=True):
+        path = folder / name
+        try:
+            array = np.load(path, allow_pickle=False, mmap_mode=mode)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{path}: unreadable ({exc}; damaged: rebuild the index)") from exc
+        if array.dtype != dtype or array.ndim != 1:
+            raise ValueError(f"{path}: {array.dtype} of {array.ndim} dimensions, not a row of {np.dtype(dtype)} "
+                             "(damaged: rebuild the index)")
+        arrays.append(array)
+    pointers, numbers, maxima = arrays
+    # the kernel reads numbers[pointers[t]:pointers[t + 1]] unchecked: the pointers must delimit them
+    if (len(pointers) != n_terms + 1 or pointers[0] != 0 or pointers[-1] != len(numbers)
+            or len(numbers) != len(maxima) or np.any(np.diff(pointers) < 0)):
+        raise ValueError(f"{folder / _WINDOW_FILES[0]}: {len(pointers)} pointers for {n_terms} terms do not "
+                         f"delimit {len(numbers)} windows with {len(maxima)} maxima (damaged: rebuild the index)")
+    return pointers, numbers, maxima

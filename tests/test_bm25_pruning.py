@@ -201,7 +201,6 @@ def test_a_saved_index_brings_its_window_maxima(tmp_path):
     assert loaded.with_params({"prune": "on"}).search_many(queries, k=10) == want
 
     gen = current(tmp_path / "ix")
-    params = json.loads((gen / "params.index.json").read_text())
     # damaged: a window short, a file gone
     numbers = np.load(gen / "window_numbers.lexir.npy")
     np.save(gen / "window_numbers.lexir.npy", numbers[:-1])
@@ -210,9 +209,11 @@ def test_a_saved_index_brings_its_window_maxima(tmp_path):
     (gen / "window_numbers.lexir.npy").unlink()
     with pytest.raises(ValueError, match="window_numbers.lexir.npy: unreadable"):
         BM25Retriever.load(tmp_path / "ix")
+    (gen / "window_maxima.lexir.json").write_text(json.dumps({"window_bits": "ten"}))
+    with pytest.raises(ValueError, match="window_maxima.lexir.json: window_bits 'ten'"):
+        BM25Retriever.load(tmp_path / "ix")
     # as saved before the maxima were: made at the first pruned search, the same hits
-    params.pop("window_bits")
-    (gen / "params.index.json").write_text(json.dumps(params))
+    (gen / "window_maxima.lexir.json").unlink()
     older = BM25Retriever.load(tmp_path / "ix")
     assert older.matrix.ceilings is None
     assert older.with_params({"prune": "on"}).search_many(queries, k=10) == want
@@ -221,6 +222,12 @@ def test_a_saved_index_brings_its_window_maxima(tmp_path):
     bm25l = BM25Retriever(make_analyzer(corpus, "", "auto", True, "simplemma"), method="bm25l").index(corpus)
     bm25l.save(tmp_path / "l")
     assert not list(current(tmp_path / "l").glob("window_*"))
+
+    # bm25s loads lexir's saved folder, the maxima beside its files
+    import bm25s
+
+    theirs = bm25s.BM25.load(str(current(tmp_path / "ix")), mmap=True, load_vocab=True)
+    assert np.array_equal(theirs.scores["data"], built.matrix.data) and theirs.vocab_dict == built.vocab
     assert BM25Retriever.load(tmp_path / "l").matrix.ceilings is None
 
 

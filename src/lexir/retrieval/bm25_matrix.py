@@ -31,8 +31,10 @@ _ABSENCE_FILE = "nonoccurrence_array.index.npy"
 _VOCAB_FILE, _PARAMS_FILE = "vocab.index.json", "params.index.json"
 # The pruned kernel's bounds (bm25_kernel.window_maxima), saved with a matrix that can be pruned:
 # pointers per term (int64), window numbers (int32), each window's largest score (float32)
+# and their window size in a file of their own (bm25s makes its BM25 of params.index.json's keys)
 _WINDOW_FILES = ("window_pointers.lexir.npy", "window_numbers.lexir.npy", "window_maxima.lexir.npy")
 _WINDOW_DTYPES = (np.int64, np.int32, np.float32)
+_WINDOW_PARAMS = "window_maxima.lexir.json"
 
 
 def idf(method: str, df: int, n_docs: int) -> float:
@@ -303,11 +305,12 @@ class ScoreMatrix:
         (folder / _VOCAB_FILE).write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
         params = {**self.params, "dtype": DTYPE, "int_dtype": INT_DTYPE, "num_docs": self.num_docs,
                   "version": "lexir", "backend": "numba"}
+        (folder / _PARAMS_FILE).write_text(json.dumps(params, indent=4), encoding="utf-8")
         if bm25_kernel.prunable(self):
-            *arrays, params["window_bits"] = bm25_kernel.window_maxima(self)
+            *arrays, bits = bm25_kernel.window_maxima(self)
             for name, array, dtype in zip(_WINDOW_FILES, arrays, _WINDOW_DTYPES, strict=True):
                 np.save(folder / name, np.asarray(array, dtype=dtype), allow_pickle=False)
-        (folder / _PARAMS_FILE).write_text(json.dumps(params, indent=4), encoding="utf-8")
+            (folder / _WINDOW_PARAMS).write_text(json.dumps({"window_bits": bits}), encoding="utf-8")
 
     @classmethod
     def load(cls, folder: str | Path, mmap: bool = True) -> tuple[ScoreMatrix, dict[str, int]]:
@@ -327,10 +330,21 @@ class ScoreMatrix:
             absent = np.load(path, allow_pickle=False)
         kept = {key: params[key] for key in ("k1", "b", "delta", "method", "idf_method") if key in params}
         matrix = cls(arrays["data"], arrays["indices"], arrays["indptr"], params["num_docs"], absent, kept)
-        if "window_bits" in params:  # saved by lexir since the pruned kernel's windows; else made when needed
-            bits = params["window_bits"]
+        if (folder / _WINDOW_PARAMS).exists():  # saved by lexir since the pruned kernel's windows; else made when needed
+            bits = _window_bits(folder / _WINDOW_PARAMS)
             matrix.ceilings = (bits, (*_window_files(folder, matrix.n_terms, mode), bits))
         return matrix, vocab
+
+
+def _window_bits(path: Path) -> int:
+    """The window size (in bits) the saved window maxima are of."""
+    try:
+        bits = json.loads(path.read_text(encoding="utf-8"))["window_bits"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: unreadable ({exc!r}; damaged: rebuild the index)") from exc
+    if not isinstance(bits, int) or isinstance(bits, bool) or not 0 <= bits < 31:
+        raise ValueError(f"{path}: window_bits {bits!r} is not a whole number from 0 to 30 (damaged: rebuild the index)")
+    return bits
 
 
 def _window_files(folder: Path, n_terms: int, mode: str | None) -> tuple[np.ndarray, ...]:

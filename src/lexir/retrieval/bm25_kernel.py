@@ -34,11 +34,12 @@ can then do anything in the exhaustive heap); every other window is scored as th
 kernel scores (float32, term by term in query order, from 0) into a buffer of one window, small
 enough to stay in the core's own cache, and its touched documents go through the same heap steps
 in corpus order. The heap thus sees the same documents with the same scores in the same order,
-and ends, and sorts, the same. Bounds: each term's largest score in each window (computed once
-per matrix), summed in float64 and multiplied by ``1 + (t + 2) * 2**-22`` for ``t`` terms before
-being compared, which covers the float32 sum's rounding (a sequential float32 sum of ``t``
-scores >= 0 exceeds their real sum by a factor below ``(1 + 2**-24) ** t``). Pruning needs every
-score >= 0 and no scores of absence (bm25l, bm25+ are scored exhaustively). Measured
+and ends, and sorts, the same. Bounds: each term's largest score in each window (saved with the
+index, else computed once per matrix: :func:`window_maxima`), summed in float64 and multiplied
+by ``1 + (t + 2) * 2**-22`` for ``t`` terms before being compared, which covers the float32 sum's
+rounding (a sequential float32 sum of ``t`` scores >= 0 exceeds their real sum by a factor below
+``(1 + 2**-24) ** t``). Pruning needs every score >= 0 and no scores of absence (bm25l, bm25+ are
+scored exhaustively). Measured
 (benchmarks/bench_pruning.py), it pays for short queries over large corpora, where the small
 buffer alone is faster than the corpus-wide one and whole windows are passed over; long
 questions touch most windows with many terms each, where the exhaustive kernel's one pass per

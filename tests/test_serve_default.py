@@ -53,6 +53,11 @@ def test_a_first_build_runs_in_the_background_while_bm25_answers(fresh):
     page = client.get("/", params={"q": QUESTION, "corpus": "demo"})
     assert page.status_code == 200
     assert "recommended over demo is being built" in page.text and "answers come from bm25" in page.text
+    # the page a newcomer opens first: its form asks the system that answers now, not the first
+    # listed (whose refusal would be the first answer they see)
+    empty = client.get("/").text
+    assert '<option value="bm25" selected>' in empty and '<option value="recommended" selected>' not in empty
+    assert '<option value="bm25" selected>' in client.get("/", params={"corpus": "nowhere", "q": "x"}).text
     log = srv.log.read_text()
     assert "recommended over demo takes longer" in log
 

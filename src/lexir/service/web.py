@@ -85,7 +85,10 @@ def page(request: Request, name: str, status: int = 200, **context) -> HTMLRespo
             "system": context.get("system") or ready, "ready_system": ready, "q": "", "error": None,
             "preparing": list(loaded.preparing.values()) if loaded is not None else [],
             "lang": state.corpora[corpus].language if corpus in state.corpora else "en"}
-    return _session(request, templates.TemplateResponse(request, name, {**base, **context}, status_code=status))
+    # a None the caller passes for one of these (no system asked for, an unknown corpus) keeps the
+    # default: the form then shows the system that answers, not the first listed (maybe not ready)
+    given = {key: value for key, value in context.items() if value is not None or key not in base}
+    return _session(request, templates.TemplateResponse(request, name, {**base, **given}, status_code=status))
 
 
 @router.get("/", response_class=HTMLResponse)

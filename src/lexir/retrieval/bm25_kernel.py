@@ -39,11 +39,10 @@ index, else computed once per matrix: :func:`window_maxima`), summed in float64 
 by ``1 + (t + 2) * 2**-22`` for ``t`` terms before being compared, which covers the float32 sum's
 rounding (a sequential float32 sum of ``t`` scores >= 0 exceeds their real sum by a factor below
 ``(1 + 2**-24) ** t``). Pruning needs every score >= 0 and no scores of absence (bm25l, bm25+ are
-scored exhaustively). Measured
-(benchmarks/bench_pruning.py), it pays for short queries over large corpora, where the small
-buffer alone is faster than the corpus-wide one and whole windows are passed over; long
-questions touch most windows with many terms each, where the exhaustive kernel's one pass per
-term is faster: ``prune="auto"`` (the default) chooses (:func:`pruning_pays`).
+scored exhaustively). Measured (benchmarks/bench_pruning.py), it pays for short queries, where
+the small buffer alone is faster than the corpus-wide one and whole windows are passed over;
+long questions touch most windows with many terms each, where the exhaustive kernel's one pass
+per term is faster: ``prune="auto"`` (the default) chooses (:func:`pruning_pays`).
 """
 
 from __future__ import annotations

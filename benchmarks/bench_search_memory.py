@@ -16,18 +16,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import status_kib  # noqa: E402
+
 
 def memory_mib() -> dict[str, int]:
-    fields = {}
-    with open("/proc/self/status", encoding="ascii") as fh:
-        for line in fh:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
-                fields[key] = int(value.split()[0]) // 1024
-    return fields
+    """This process's RSS, its anonymous and file-backed parts and its peak, in MiB."""
+    return {key: (status_kib(key) or 0) // 1024 for key in ("VmRSS", "RssAnon", "RssFile", "VmHWM")}
 
 
 def main() -> None:

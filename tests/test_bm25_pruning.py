@@ -201,20 +201,26 @@ def test_a_saved_index_brings_its_window_maxima(tmp_path):
     assert loaded.with_params({"prune": "on"}).search_many(queries, k=10) == want
 
     gen = current(tmp_path / "ix")
-    # damaged: a window short, a file gone
+    # damaged: a window short (refused by the manifest's sizes, and by the arrays themselves where
+    # the folder is read without its manifest), a file gone, a window past the corpus
     numbers = np.load(gen / "window_numbers.lexir.npy")
     np.save(gen / "window_numbers.lexir.npy", numbers[:-1])
+    with pytest.raises(ValueError, match="window_numbers.lexir.npy: .* bytes, but its save wrote"):
+        BM25Retriever.load(tmp_path / "ix")
     with pytest.raises(ValueError, match="window_pointers.lexir.npy: .* do not delimit"):
-        BM25Retriever.load(tmp_path / "ix")
+        BM25Retriever.load(gen)
+    np.save(gen / "window_numbers.lexir.npy", np.where(np.arange(len(numbers)) == 7, 1 << 20, numbers).astype(np.int32))
+    with pytest.raises(ValueError, match=r"window_numbers.lexir.npy: entry 7 \(window 1048576\) is past"):
+        BM25Retriever.load(gen)
     (gen / "window_numbers.lexir.npy").unlink()
-    with pytest.raises(ValueError, match="window_numbers.lexir.npy: unreadable"):
-        BM25Retriever.load(tmp_path / "ix")
+    with pytest.raises(FileNotFoundError, match="window_numbers.lexir.npy: missing"):
+        BM25Retriever.load(gen)
     (gen / "window_maxima.lexir.json").write_text(json.dumps({"window_bits": "ten"}))
     with pytest.raises(ValueError, match="window_maxima.lexir.json: window_bits 'ten'"):
-        BM25Retriever.load(tmp_path / "ix")
+        BM25Retriever.load(gen)
     # as saved before the maxima were: made at the first pruned search, the same hits
     (gen / "window_maxima.lexir.json").unlink()
-    older = BM25Retriever.load(tmp_path / "ix")
+    older = BM25Retriever.load(gen)
     assert older.matrix.ceilings is None
     assert older.with_params({"prune": "on"}).search_many(queries, k=10) == want
     assert older.matrix.ceilings is not None

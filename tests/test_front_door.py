@@ -216,6 +216,7 @@ def test_feedback_and_cascade_take_a_bm25_spec(cache):
 # __init__, the top).
 LAYERS = [
     {"_version", "kernels"},  # kernels: numba compilation, for every layer
+    {"arrays"},  # saved arrays read back, checked (every index's .npy files)
     {"ids"},  # DocIds: document ids kept compactly (an index's, a stream's)
     {"types"},
     {"jurisdiction"},  # the record and registry of legal orders (filled from lexir.jurisdictions)

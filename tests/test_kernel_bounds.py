@@ -16,7 +16,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 KERNEL_TESTS = ["tests/test_bm25.py", "tests/test_bm25_build.py", "tests/test_bm25_pruning.py",
                 "tests/test_bm25_shards.py", "tests/test_incremental.py", "tests/test_snippets.py",
-                "tests/test_doc_ids.py"]
+                "tests/test_doc_ids.py", "tests/test_saved_arrays.py"]
 CHECKED = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "LEXIR_NUMBA_CACHE": "0", "PYTHONPATH": str(REPO / "src")}
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lexir.arrays import DAMAGED, delimits, load_row
 from lexir.kernels import compiled
 
 _SEPARATOR = b"\n"  # between ids in take()'s buffer; an id holding it is decoded on its own
@@ -168,23 +169,16 @@ class DocIds(Sequence[str]):
     def load(cls, folder: str | Path, name: str, mmap: bool = True) -> DocIds:
         """The ids :meth:`save` wrote, memory-mapped unless ``mmap`` is off; files that do not hold
         them (missing, another type, offsets past the bytes) are a clear error naming the file."""
-        folder, mode = Path(folder), "r" if mmap else None
-        arrays = []
-        for file, dtypes in zip(cls.files(name), (("uint8",), ("int32", "int64")), strict=True):
-            path = folder / file
-            if not path.is_file():
-                raise FileNotFoundError(f"{folder} is not complete: no {file}")
-            array = np.load(path, allow_pickle=False, mmap_mode=mode)
-            if array.dtype.name not in dtypes or array.ndim != 1:
-                raise ValueError(f"{path}: expected a 1-d {' or '.join(dtypes)} array, found {array.dtype} {array.shape}")
-            arrays.append(array)
+        folder = Path(folder)
+        arrays = [load_row(folder / file, dtypes, mmap)
+                  for file, dtypes in zip(cls.files(name), (("uint8",), ("int32", "int64")), strict=True)]
         blob, offsets = arrays
         try:
             ids = cls(blob, offsets)
         except ValueError as error:
             raise ValueError(f"{folder / cls.files(name)[1]}: {error}") from None
-        if len(offsets) > 1 and np.any(np.diff(offsets) < 0):
-            raise ValueError(f"{folder / cls.files(name)[1]}: offsets are not ascending (damaged; rebuild)")
+        if not delimits(offsets, len(blob)):
+            raise ValueError(f"{folder / cls.files(name)[1]}: offsets are not ascending ({DAMAGED})")
         return ids
 
 

@@ -78,32 +78,58 @@ class FolderLocked(RuntimeError):
 def current(folder: str | Path) -> Path:
     """The folder holding the complete generation to read: the one the manifest names, or
     ``folder`` itself when it has no manifest (saved before generations, or inside one)."""
-    folder = Path(folder)
+    return _manifest(Path(folder))[0]
+
+
+def _manifest(folder: Path) -> tuple[Path, dict]:
+    """The current generation's folder and the sizes of the files its save wrote (by path inside
+    it; none for a folder without a manifest)."""
     manifest = folder / MANIFEST
     try:
         text = manifest.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return folder
+        return folder, {}
     try:
-        name = json.loads(text)["folder"]
-    except (ValueError, KeyError, TypeError) as exc:
+        record = json.loads(text)
+        name, files = record["folder"], record.get("files", {})
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"{manifest}: not a lexir manifest ({exc}); rebuild the index") from None
     if not (isinstance(name, str) and name.startswith(PREFIX) and "/" not in name):
         raise ValueError(f"{manifest}: field 'folder' is not a generation: {name!r}")
-    return folder / name
+    if not isinstance(files, dict):
+        raise ValueError(f"{manifest}: field 'files' is not a mapping of file sizes; rebuild the index")
+    return folder / name, files
+
+
+def verified(folder: str | Path) -> Path:
+    """:func:`current`, each file of the generation checked against the size its save wrote (a
+    few ``stat`` calls): a file cut short, grown or replaced since is refused (ValueError naming
+    it), a file gone is :class:`FileNotFoundError` (a save may have switched generations and
+    removed it: :func:`read_current` then reads the new one)."""
+    path, files = _manifest(Path(folder))
+    for name, size in files.items():
+        file = path / name
+        try:
+            actual = os.stat(file).st_size
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{file}: missing (the index is not complete; rebuild it)") from None
+        if actual != size:
+            raise ValueError(f"{file}: {actual} bytes, but its save wrote {size} (damaged or changed since; "
+                             "rebuild the index)")
+    return path
 
 
 def read_current(folder: str | Path, read: Callable[[Path], T]) -> T:
-    """``read(current(folder))``; if a file was gone because a save switched generations meanwhile
-    (and removed the one read), once more on the generation the manifest names now."""
-    path = current(folder)
+    """``read(verified(folder))``; if a file was gone because a save switched generations
+    meanwhile (and removed the one read), once more on the generation the manifest names now."""
+    path = None
     try:
+        path = verified(folder)
         return read(path)
     except FileNotFoundError:
-        again = current(folder)
-        if again == path:
+        if path is not None and current(folder) == path:
             raise
-        return read(again)
+        return read(verified(folder))
 
 
 def loads(method):

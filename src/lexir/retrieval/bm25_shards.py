@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from lexir.analysis import Analyzer, AnalyzerConfig
+from lexir.arrays import load_row
 from lexir.ids import DocIds
 from lexir.kernels import compiled
 from lexir.retrieval import bm25_kernel
@@ -153,7 +154,7 @@ class BM25Shard:
         path = Path(folder) / f"shard-{shard}"
         self.shard = shard
         self.matrix, _ = ScoreMatrix.load(path, mmap=mmap)
-        self.positions = np.load(path / _POSITIONS_FILE, allow_pickle=False)
+        self.positions = load_row(path / _POSITIONS_FILE, ("int64", "int32"), mmap=False, length=self.matrix.num_docs)
 
     def candidates(self, flat: np.ndarray, pointers: np.ndarray, k: int, dedupe: bool) -> Candidates:
         """This shard's admissions for each query (see the module), as global positions."""

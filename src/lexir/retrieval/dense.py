@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lexir.arrays import load_row
 from lexir.encoders import CachedEncoder, Encoder, chunk_words, get_encoder, normalize
 from lexir.io.generations import loads, new_generation
 from lexir.io.markers import read_marker, write_marker
@@ -232,9 +233,10 @@ class DenseRetriever(Retriever):
         kind = DenseRocchioRetriever if meta["system"] == DenseRocchioRetriever.name else DenseRetriever
         retriever = kind(encoder, meta["chunk_words"], meta["chunk_overlap"], meta["index"], cache, spec,
                          **meta.get("feedback", {}))
-        retriever._set(np.zeros((0, encoder.dim), dtype=np.float32), np.load(folder / "chunk_doc.npy"),
+        retriever._set(np.zeros((0, encoder.dim), dtype=np.float32),
+                       load_row(folder / "chunk_doc.npy", ("int64", "int32"), mmap=False),
                        meta["doc_ids"], meta["fingerprint"], index=VectorIndex.load(folder, mmap=mmap))
-        retriever.article_vectors = np.load(folder / "article_vectors.npy", mmap_mode="r" if mmap else None)
+        retriever.article_vectors = load_row(folder / "article_vectors.npy", ("float32",), mmap, ndim=2)
         return retriever
 
 

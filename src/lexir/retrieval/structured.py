@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lexir.arrays import DAMAGED, delimits, load_row
 from lexir.io.generations import loads, new_generation
 from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval.base import Retriever, register_system
@@ -254,12 +255,13 @@ class ChunkRetriever(Retriever):
             raise ValueError(f"index {folder} was built from a different corpus than {corpus.name!r}")
         bm25 = BM25Retriever.load(folder / "bm25", mmap=mmap)
         ids = bm25.doc_ids
-        offsets = np.load(folder / "offsets.npy", mmap_mode="r" if mmap else None)
+        offsets = load_row(folder / "offsets.npy", ("int64",), mmap, length=len(ids) + 1)
         blob: bytes | np.ndarray = (np.memmap(folder / "texts.bin", dtype=np.uint8, mode="r")
                                     if mmap and offsets[-1] else (folder / "texts.bin").read_bytes())
-        mask = np.load(folder / "partial.npy")
-        if len(offsets) != len(ids) + 1 or len(mask) != len(ids) or len(blob) != offsets[-1]:
-            raise ValueError(f"{folder}: the chunk texts do not match the index (damaged; rebuild it)")
+        mask = load_row(folder / "partial.npy", ("bool",), mmap=False, length=len(ids))
+        if not delimits(offsets, len(blob)):
+            raise ValueError(f"{folder / 'offsets.npy'}: the offsets do not delimit texts.bin's {len(blob)} bytes "
+                             f"({DAMAGED})")
         partial = {ids[i] for i in np.flatnonzero(mask).tolist()}
         get_corpus = _corpus_source(folder, corpus, source, fingerprint)
         graph_path = source.get("graph") or ""

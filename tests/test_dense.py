@@ -130,6 +130,57 @@ def test_save_load_round_trip(tmp_path):
         assert back.search_many(queries, 15) == dense.search_many(queries, 15)
 
 
+def test_saved_ids_are_doc_ids_files_and_format_1_still_loads(tmp_path):
+    """The article ids are saved as DocIds' two files and mapped back (not a JSON list in
+    lexir.json); a folder of format 1 (the list) still loads and answers the same."""
+    import json
+
+    from lexir.ids import DocIds
+    from lexir.io.generations import current
+
+    corpus = _corpus()
+    dense = DenseRetriever(HashEncoder(), chunk_words=20, chunk_overlap=5, cache=False,
+                           encoder_spec={"encoder": "custom"}).index(corpus)
+    gen = current(dense.save(tmp_path / "ix"))
+    meta = json.loads((gen / "lexir.json").read_text(encoding="utf-8"))
+    assert meta["format"] == 2 and "doc_ids" not in meta
+    back = DenseRetriever.load(tmp_path / "ix", encoder=HashEncoder(), cache=False)
+    assert isinstance(back.doc_ids, DocIds) and back.doc_ids == corpus.ids
+    queries = [Query(str(i), f"słowo{i} słowo{i + 40}") for i in range(10)]
+    want = dense.search_many(queries, 15)
+    assert back.search_many(queries, 15) == want
+    doc = corpus.ids[7]
+    np.testing.assert_array_equal(back.article_vector(doc), dense.article_vectors[7])
+
+    for file in DocIds.files("doc_ids"):
+        (gen / file).unlink()
+    (gen / "lexir.json").write_text(json.dumps({**meta, "format": 1, "doc_ids": corpus.ids}), encoding="utf-8")
+    old = DenseRetriever.load(gen, encoder=HashEncoder(), cache=False)  # the folder alone: its manifest is stale
+    assert old.doc_ids == corpus.ids and old.search_many(queries, 15) == want
+
+
+def test_a_damaged_dense_folder_is_refused_naming_the_file(tmp_path):
+    from lexir.io.generations import current
+
+    corpus = _corpus()
+    dense = DenseRetriever(HashEncoder(), chunk_words=20, chunk_overlap=5, cache=False,
+                           encoder_spec={"encoder": "custom"}).index(corpus)
+    gen = current(dense.save(tmp_path / "ix"))
+    owner = np.load(gen / "chunk_doc.npy")
+    np.save(gen / "chunk_doc.npy", np.where(np.arange(len(owner)) == 3, len(corpus.ids), owner))
+    with pytest.raises(ValueError, match=r"chunk_doc.npy: a chunk of an article past the \d+ articles"):
+        DenseRetriever.load(gen, encoder=HashEncoder(), cache=False)
+    np.save(gen / "chunk_doc.npy", owner[:-1])
+    with pytest.raises(ValueError, match=r"chunk_doc.npy: \d+ values, expected \d+"):
+        DenseRetriever.load(gen, encoder=HashEncoder(), cache=False)
+    with pytest.raises(ValueError, match=r"chunk_doc.npy: \d+ bytes, but its save wrote"):  # through the manifest
+        DenseRetriever.load(tmp_path / "ix", encoder=HashEncoder(), cache=False)
+    np.save(gen / "chunk_doc.npy", owner)
+    np.save(gen / "article_vectors.npy", dense.article_vectors[:-1])
+    with pytest.raises(ValueError, match=r"article_vectors.npy: \(\d+, \d+\) vectors, expected"):
+        DenseRetriever.load(gen, encoder=HashEncoder(), cache=False)
+
+
 def test_load_rejects_an_incomplete_folder(tmp_path):
     with pytest.raises(FileNotFoundError):
         DenseRetriever.load(tmp_path)

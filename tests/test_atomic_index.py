@@ -142,6 +142,32 @@ def saved(corpora, tmp_path):
     return folder
 
 
+def test_the_manifest_checksums_every_file_linked_ones_too(saved):
+    """Each save records every file's CRC-32 (a file linked from the previous generation, the whole
+    segment of a delta save, keeps the one recorded for it); `lexir index check` reads them all and
+    finds the updated index sound, then names a segment whose bytes changed in place."""
+    import json
+
+    from lexir.io.generations import MANIFEST, check, checksum, current
+
+    record = json.loads((saved / MANIFEST).read_text(encoding="utf-8"))
+    gen = current(saved)
+    assert set(record["crc32"]) == set(record["files"])
+    assert all(checksum(gen / name) == crc for name, crc in record["crc32"].items())
+    linked = [name for name in record["files"] if (gen / name).stat().st_nlink > 1]
+    assert linked  # the delta saves linked the whole segment in: its checksum was carried over
+    result = CliRunner().invoke(app, ["index", "check", str(saved)])
+    assert result.exit_code == 0 and "sound; loads as IncrementalBM25" in result.output, result.output
+    target = gen / linked[0]
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    target.write_bytes(bytes(data))  # same size: only the checksum sees it
+    assert check(saved)[2] == [f"{target}: its bytes changed since its save (CRC-32 {checksum(target)}, "
+                               f"recorded {record['crc32'][linked[0]]})"]
+    result = CliRunner().invoke(app, ["index", "check", str(saved)])
+    assert result.exit_code == 1 and "its bytes changed" in result.output and "damaged: 1 problem" in result.output
+
+
 @pytest.mark.parametrize("to", DATES[1:], ids=["delta", "whole"])
 def test_update_killed_at_every_step_of_its_save_leaves_one_date(to, corpora, expected, saved, tmp_path):
     pristine = tmp_path / "pristine"

@@ -224,3 +224,35 @@ def _history_changes(index, as_of: str, data_dir):
         return since, (history.changes(day, as_of) if index.holds(since) else None)
     except (DatasetError, HistoryError):
         return None, None
+
+
+@index_app.command("check")
+@guarded
+def index_check(
+    folder: Path = typer.Argument(..., help="A saved index (lexir index CORPUS -o DIR) or an index cache entry"),
+):
+    """Read every byte of a saved index against the sizes and CRC-32 checksums its save recorded,
+    then load it as a search does (which checks its arrays fit each other); exit 1, naming each
+    damaged file, if it is not sound (as Lucene's CheckIndex)."""
+    from lexir.io.generations import check
+    from lexir.retrieval.build import load_index
+
+    if not folder.is_dir():
+        raise CLIError(f"{folder} is not a saved index (no such folder)")
+    start = time.perf_counter()
+    gen, files, problems = check(folder)
+    kind = ""
+    if not problems:
+        try:
+            kind = type(load_index(folder)).__name__
+        except (OSError, ValueError, KeyError) as exc:
+            problems.append(str(exc))
+    for line in problems:
+        console.print(line, markup=False, highlight=False)
+    read = sum(files.values()) / 2**20
+    where = gen.name if gen != folder else "no generations (saved before them; its files' sizes were not recorded)"
+    verdict = f"damaged: {len(problems)} problem(s); rebuild it" if problems else f"sound; loads as {kind}"
+    console.print(f"{folder}: {where}, {len(files)} files, {read:.1f} MiB read in {time.perf_counter() - start:.2f}s: "
+                  f"{verdict}", markup=False, highlight=False)
+    if problems:
+        raise typer.Exit(1)

@@ -3,7 +3,9 @@
 Lucene's ``segments_N`` is the model. A saved folder holds
 
 * ``gen-000007/``: one complete generation, every file of one save;
-* ``lexir-current.json``: the manifest, naming the generation readers use;
+* ``lexir-current.json``: the manifest, naming the generation readers use, with the size and
+  CRC-32 of each of its files (a reader checks the sizes, :func:`verified`; ``lexir index check``
+  reads every byte against the checksums, :func:`check`, as Lucene's ``CheckIndex`` does);
 * ``lexir.lock``: the writers' lock file (its content: the pid of the last writer).
 
 A save (:func:`new_generation`) takes the lock, writes the new generation beside the current
@@ -42,6 +44,7 @@ import shutil
 import signal
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -266,8 +269,9 @@ def new_generation(folder: str | Path, timeout: float | None = DEFAULT_TIMEOUT) 
             shutil.rmtree(staging, ignore_errors=True)
             raise
         stack.pop()
-        files = _sync_tree(staging, gen.linked)
-        _switch(folder, staging, number, files)
+        known = _record(folder).get("crc32", {}) if old is not None and not legacy else {}
+        files, sums = _sync_tree(staging, gen.linked, known if isinstance(known, dict) else {})
+        _switch(folder, staging, number, files, sums)
         _prune(folder, keep={staging.name, old.name if old is not None and not legacy else ""})
         if legacy and old is not None:
             _remove_legacy(folder, staging)
@@ -290,29 +294,81 @@ def _number(path: Path) -> int:
     return int(path.name[len(PREFIX):])
 
 
-def _sync_tree(root: Path, linked: set[str]) -> dict[str, int]:
+def _sync_tree(root: Path, linked: set[str], known: dict[str, str]) -> tuple[dict[str, int], dict[str, str]]:
     """fsync every file (but those ``linked`` from the previous generation, synced when written),
-    then every folder (deepest first), below ``root``; the files' sizes by path."""
+    then every folder (deepest first), below ``root``: the files' sizes and CRC-32 checksums by
+    path (a linked file keeps the checksum ``known`` from the manifest it was linked from)."""
     files: dict[str, int] = {}
+    sums: dict[str, str] = {}
     folders = []
     for here, _dirs, names in os.walk(root):
         folders.append(here)
         for name in sorted(names):
             path = os.path.join(here, name)
+            rel = os.path.relpath(path, root)
             if os.path.realpath(path) in linked:
-                files[os.path.relpath(path, root)] = os.stat(path).st_size
+                files[rel] = os.stat(path).st_size
+                sums[rel] = known.get(rel) or checksum(path)
                 continue
             fd = os.open(path, os.O_RDONLY)
             try:
                 os.fsync(fd)
-                files[os.path.relpath(path, root)] = os.fstat(fd).st_size
+                files[rel] = os.fstat(fd).st_size
+                sums[rel] = _crc(fd)
             finally:
                 os.close(fd)
             step("synced a file")
     for here in reversed(folders):
         fsync_dir(here)
     step("synced the new generation")
-    return files
+    return files, sums
+
+
+def _crc(fd: int) -> str:
+    crc = 0
+    while block := os.read(fd, 1 << 20):
+        crc = zlib.crc32(block, crc)
+    return f"{crc:08x}"
+
+
+def checksum(path: str | Path) -> str:
+    """The CRC-32 of a file's bytes, as the manifest records it (8 hex digits)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return _crc(fd)
+    finally:
+        os.close(fd)
+
+
+def check(folder: str | Path) -> tuple[Path, dict[str, int], list[str]]:
+    """Every file of ``folder``'s current generation read and checked against its manifest: the
+    generation, the files' sizes, and a line for each file gone, of another size or whose CRC-32
+    is not the one its save recorded (empty: sound). A folder without a manifest, or saved before
+    checksums were recorded, is checked as far as its manifest goes."""
+    path, files = _manifest(Path(folder))
+    sums = _record(Path(folder)).get("crc32", {})
+    problems = []
+    for name, size in files.items():
+        file = path / name
+        try:
+            actual = os.stat(file).st_size
+        except FileNotFoundError:
+            problems.append(f"{file}: missing")
+            continue
+        if actual != size:
+            problems.append(f"{file}: {actual} bytes, but its save wrote {size}")
+        elif isinstance(sums, dict) and name in sums and (crc := checksum(file)) != sums[name]:
+            problems.append(f"{file}: its bytes changed since its save (CRC-32 {crc}, recorded {sums[name]})")
+    return path, files, problems
+
+
+def _record(folder: Path) -> dict:
+    """The manifest's content (empty where there is none or it is unreadable)."""
+    try:
+        record = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
 
 
 def fsync_dir(path: str | Path) -> None:
@@ -324,10 +380,10 @@ def fsync_dir(path: str | Path) -> None:
         os.close(fd)
 
 
-def _switch(folder: Path, staging: Path, number: int, files: dict[str, int]) -> None:
+def _switch(folder: Path, staging: Path, number: int, files: dict[str, int], sums: dict[str, str]) -> None:
     tmp = folder / f"{MANIFEST}.{os.getpid()}.part"
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"format": FORMAT, "generation": number, "folder": staging.name, "files": files}, fh)
+        json.dump({"format": FORMAT, "generation": number, "folder": staging.name, "files": files, "crc32": sums}, fh)
         step("wrote the manifest's side file")
         fh.flush()
         os.fsync(fh.fileno())

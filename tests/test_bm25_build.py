@@ -137,6 +137,41 @@ def test_analysed_with_a_table_and_batches_that_must_grow(demo_bench, monkeypatc
         assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist() and got[2] == want[2]
 
 
+def _fnv1a(piece: bytes, bits: int) -> int:
+    h = 14695981039346656037
+    for byte in piece:
+        h = ((h ^ byte) * 1099511628211) % 2**64
+    return h & ((1 << bits) - 1)
+
+
+def test_pieces_of_the_same_hash_are_told_apart_by_their_bytes(demo_bench, monkeypatch):
+    """The piece table compares a piece's bytes whenever hash and length match: with its hashes
+    cut to 12 bits, two different words of the same length and hash (found here) stay two terms,
+    and the demo's documents get the ids of a table with whole hashes."""
+    from itertools import product
+
+    from lexir.retrieval import bm25_pieces
+
+    seen: dict[int, bytes] = {}
+    for letters in product("abcdefghij", repeat=5):
+        word = "".join(letters).encode()
+        twin = seen.setdefault(_fnv1a(word, 12), word)
+        if twin != word:
+            break
+    assert twin != word and len(twin) == len(word) and _fnv1a(twin, 12) == _fnv1a(word, 12)
+    texts = [f"{twin.decode()} {word.decode()} {twin.decode()}", word.decode(), f"zz {twin.decode()}"]
+    small = Corpus("twins", [Document(f"t{i}", text) for i, text in enumerate(texts)], language="pl")
+    corpus = Corpus("mixed", list(demo_bench.corpus)[:400] + list(small), language="pl")
+    want = analysed(corpus, Analyzer.create("pl", "raw"), title_weight=2)
+    init = bm25_pieces.PieceTable.__init__
+    monkeypatch.setattr(bm25_pieces.PieceTable, "__init__", lambda self: init(self, hash_bits=12))
+    got = analysed(corpus, Analyzer.create("pl", "raw"), title_weight=2)
+    assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist() and got[2] == want[2]
+    ids, lengths, vocab = analysed(small, Analyzer.create("pl", "raw"), title_weight=2)
+    assert vocab[twin.decode()] != vocab[word.decode()]
+    assert ids.tolist() == [vocab[t] for text in texts for t in text.split()]
+
+
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("chunk", [1, 97, 1 << 20])
 def test_build_equals_whole_array_build(demo_ids, monkeypatch, method, chunk):

@@ -37,7 +37,7 @@ _BATCH_BYTES = 1 << 20  # folded text scanned per call (1 MiB)
 
 
 def _scan_source(buf, starts, ends, table, hashes, offsets, lengths, values, arena, state, out, doc_ends,
-                 pending):  # pragma: no cover - compiled by numba
+                 pending, keep):  # pragma: no cover - compiled by numba
     """Scan documents ``starts[d]:ends[d]`` of ``buf``, from byte ``state[5]`` of document
     ``state[3]`` on: each piece's value (see the module) goes to ``out`` (stopwords too:
     :func:`_settle_source` drops them), where each document's values end to ``doc_ends``; a piece
@@ -45,7 +45,8 @@ def _scan_source(buf, starts, ends, table, hashes, offsets, lengths, values, are
     ``pending[k]``). Where a new piece would fill the table past 5/8 or overflow the arena, it
     stops at that piece (``state[3]``, ``state[5]``; ``state[6]`` its length): the caller grows
     them and calls again. ``state``: arena bytes used, pieces in the table, pending pieces, the
-    document and byte to go on from (-1: the document's start), values out, the length wanted."""
+    document and byte to go on from (-1: the document's start), values out, the length wanted.
+    ``keep``: the bits of each hash kept (all 64 but in a test that makes pieces collide)."""
     mask = hashes.size - 1
     used, count, n_pending, n_out = state[0], state[1], state[2], state[4]
     d, resume = state[3], state[5]
@@ -62,6 +63,7 @@ def _scan_source(buf, starts, ends, table, hashes, offsets, lengths, values, are
             while i < b and table[buf[i]] != 32:
                 h = (h ^ np.uint64(buf[i])) * np.uint64(1099511628211)
                 i += 1
+            h &= keep
             size = i - start
             slot = np.int64(h & np.uint64(mask))
             while True:
@@ -137,9 +139,12 @@ def _rehash_source(hashes, offsets, lengths, values, new_hashes, new_offsets, ne
 
 class PieceTable:
     """Distinct pieces -> values, for :func:`_scan_source`: slots of (hash, offset of the piece's
-    bytes in ``arena``, length, value), at most 5/8 full (linear probing)."""
+    bytes in ``arena``, length, value), at most 5/8 full (linear probing). ``hash_bits``: the
+    bits of each piece's hash kept (64; fewer only in a test, so that pieces of the same length
+    share a hash and are told apart by their bytes)."""
 
-    def __init__(self, capacity: int = 1 << 16, arena: int = 1 << 20) -> None:
+    def __init__(self, capacity: int = 1 << 16, arena: int = 1 << 20, hash_bits: int = 64) -> None:
+        self.keep = np.uint64((1 << hash_bits) - 1)
         self.hashes = np.zeros(capacity, dtype=np.uint64)
         self.offsets = np.full(capacity, -1, dtype=np.int64)
         self.lengths = np.zeros(capacity, dtype=np.int32)
@@ -212,7 +217,7 @@ def analysed_pieces(corpus: Iterable[Document], analyzer: Analyzer, title_weight
         state[5] = -1
         while True:
             scan(buf, starts, ends, byte_table, table.hashes, table.offsets, table.lengths, table.values,
-                 table.arena, state, out, doc_ends, pending)
+                 table.arena, state, out, doc_ends, pending, table.keep)
             if int(state[3]) == n_docs:
                 break
             table.grow(state, pending, int(state[6]))

@@ -161,17 +161,20 @@ def test_an_undamaged_copy_answers_as_the_saved_index(saved, tmp_path):
         assert BM25Retriever.load(where).search_many(queries, 10) == want
 
 
-def test_a_damaged_cache_entry_is_built_again(codes, saved, tmp_path, monkeypatch):
-    """An index cache entry damaged on disk is not trusted: the next build makes it anew, and its
-    answers are the fresh index's."""
+def test_a_damaged_cache_entry_is_built_again(codes, saved, tmp_path, monkeypatch, caplog):
+    """An index cache entry damaged on disk is not trusted: the next build says so and makes it
+    anew, and its answers are the fresh index's."""
     monkeypatch.setenv("LEXIR_CACHE", str(tmp_path / "cache"))
     _, queries, want = saved
     build_retriever(codes, "bm25", {})
     entry = next((tmp_path / "cache" / "indexes").iterdir())
     first = current(entry)
     _rewrite("indices.csc.index.npy", lambda a: np.where(np.arange(len(a)) == 9, 10**8, a))(first)
-    again = build_retriever(codes, "bm25", {})
+    with caplog.at_level("WARNING", logger="lexir.retrieval.build"):
+        again = build_retriever(codes, "bm25", {})
     assert current(entry) != first  # a new generation
+    assert any("cannot be used (ValueError:" in r.getMessage() and "posting 9" in r.getMessage()
+               and "building it again" in r.getMessage() for r in caplog.records), caplog.text
     assert again.search_many(queries, 10) == want
 
 

@@ -24,6 +24,7 @@ import hashlib
 import importlib
 import inspect
 import json
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import lru_cache
@@ -38,6 +39,8 @@ from lexir.retrieval.base import Retriever, get_system
 from lexir.retrieval.context import BuildContext
 from lexir.retrieval.spec import Spec, parse_spec, parse_spec_list
 from lexir.types import Corpus, DocumentStream, Qrels
+
+log = logging.getLogger(__name__)
 
 # Bump when a saved index of any system changes meaning: older cache entries stop matching.
 INDEX_FORMAT = 2
@@ -112,8 +115,10 @@ def build_retriever(
     folder = index_folder(spec.name, resolved, corpus)
     try:
         cached = read_current(folder, lambda path: _cache_entry(path, corpus))
-    except (OSError, ValueError, KeyError, ImportError, AttributeError):
-        cached = None  # a damaged cache entry is rebuilt (a new generation), not trusted
+    except (OSError, ValueError, KeyError, ImportError, AttributeError) as exc:
+        # a damaged cache entry is rebuilt (a new generation), not trusted, and the operator told
+        log.warning("the cached index %s cannot be used (%s: %s); building it again", folder, type(exc).__name__, exc)
+        cached = None
     if cached is not None:
         return cached
     retriever = definition.build(corpus, resolved, context)

@@ -109,6 +109,8 @@ RESIZED = [
      r"vocab.index.json: a term id outside the matrix's \d+ columns"),
     ("no document count", _write("params.index.json", json.dumps({"k1": 1.2, "b": 0.75})),
      r"params.index.json: no document count"),
+    ("a vocabulary that is a list", _write("vocab.index.json", json.dumps(["kara"])),
+     r"vocab.index.json: not a vocabulary"),
     ("parameters cut short", _write("params.index.json", '{"k1": 1.2,'), r"params.index.json: unreadable"),
     ("window maxima that do not fit", _rewrite("window_maxima.lexir.npy", lambda a: a[:-1]),
      r"window_pointers.lexir.npy: \d+ pointers for \d+ terms do not delimit"),
@@ -237,3 +239,6 @@ def test_lexir_index_check_reads_every_byte_against_the_checksums(saved, tmp_pat
     result = CliRunner().invoke(app, ["index", "check", str(plain)])
     assert result.exit_code == 1 and "posting 9 (document 100000000) is outside" in result.output, result.output
     assert "no generations" in result.output
+    (where.parent / "ix" / "lexir-current.json").write_text("{", encoding="utf-8")  # the manifest itself
+    result = CliRunner().invoke(app, ["index", "check", str(where)])
+    assert result.exit_code == 1 and "lexir-current.json: not a lexir manifest" in result.output, result.output

@@ -240,7 +240,10 @@ def index_check(
     if not folder.is_dir():
         raise CLIError(f"{folder} is not a saved index (no such folder)")
     start = time.perf_counter()
-    gen, files, problems = check(folder)
+    try:
+        gen, files, problems = check(folder)
+    except ValueError as exc:  # the manifest itself is damaged
+        gen, files, problems = folder, {}, [str(exc)]
     kind = ""
     if not problems:
         try:

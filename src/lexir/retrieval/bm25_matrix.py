@@ -326,8 +326,10 @@ class ScoreMatrix:
         params = _json(folder / _PARAMS_FILE)
         vocab = _json(folder / _VOCAB_FILE)
         num_docs = params.get("num_docs") if isinstance(params, dict) else None
-        if not isinstance(num_docs, int) or isinstance(num_docs, bool) or num_docs < 0 or not isinstance(vocab, dict):
-            raise ValueError(f"{folder / _PARAMS_FILE}: no document count (num_docs) or no vocabulary ({DAMAGED})")
+        if not isinstance(num_docs, int) or isinstance(num_docs, bool) or num_docs < 0:
+            raise ValueError(f"{folder / _PARAMS_FILE}: no document count (num_docs) ({DAMAGED})")
+        if not isinstance(vocab, dict):
+            raise ValueError(f"{folder / _VOCAB_FILE}: not a vocabulary (an object of term ids) ({DAMAGED})")
         data = load_row(folder / _FILES["data"], (DTYPE,), mmap)
         indices = load_row(folder / _FILES["indices"], (INT_DTYPE,), mmap, length=len(data))
         indptr = load_row(folder / _FILES["indptr"], ("int32", "int64"), mmap)

@@ -181,10 +181,20 @@ def test_a_damaged_cache_entry_is_built_again(codes, saved, tmp_path, monkeypatc
 
 
 def test_a_shard_with_positions_that_do_not_fit_is_refused(codes, tmp_path):
+    """Sharded folders (lexir serve --backend ray's) are loaded shard by shard, each checked, and
+    `lexir index check` loads them so."""
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+
     bm25_shards.build(codes, tmp_path / "sh", 2)
+    result = CliRunner().invoke(app, ["index", "check", str(tmp_path / "sh")])
+    assert result.exit_code == 0 and "sound; loads as 2 BM25 shards" in result.output, result.output
     np.save(tmp_path / "sh" / "shard-1" / "positions.npy", np.arange(7, dtype=np.int64))
     with pytest.raises(ValueError, match=r"shard-1/positions.npy: 7 values, expected \d+"):
         bm25_shards.local(tmp_path / "sh", codes)
+    result = CliRunner().invoke(app, ["index", "check", str(tmp_path / "sh")])
+    assert result.exit_code == 1 and "positions.npy: 7 values" in result.output, result.output
 
 
 @settings(max_examples=200, deadline=None)

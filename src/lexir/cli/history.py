@@ -247,15 +247,24 @@ def index_check(
     kind = ""
     if not problems:
         try:
-            kind = type(load_index(folder)).__name__
+            if (folder / "lexir-shards.json").is_file():  # lexir serve --backend ray's shards: each one loaded
+                from lexir.retrieval import bm25_shards
+
+                kind = f"{bm25_shards.read_plan(folder)['shards']} BM25 shards"
+                bm25_shards.local(folder)
+            else:
+                kind = type(load_index(folder)).__name__
         except (OSError, ValueError, KeyError) as exc:
             problems.append(str(exc))
     for line in problems:
-        console.print(line, markup=False, highlight=False)
+        console.print(line, markup=False, highlight=False, soft_wrap=True)  # a path stays on one line
     read = sum(files.values()) / 2**20
-    where = gen.name if gen != folder else "no generations (saved before them; its files' sizes were not recorded)"
+    where = gen.name if gen != folder else (
+        "no manifest (shards are written beside their place and renamed into it whole)"
+        if (folder / "lexir-shards.json").is_file() else
+        "no generations (saved before them; its files' sizes were not recorded)")
     verdict = f"damaged: {len(problems)} problem(s); rebuild it" if problems else f"sound; loads as {kind}"
     console.print(f"{folder}: {where}, {len(files)} files, {read:.1f} MiB read in {time.perf_counter() - start:.2f}s: "
-                  f"{verdict}", markup=False, highlight=False)
+                  f"{verdict}", markup=False, highlight=False, soft_wrap=True)
     if problems:
         raise typer.Exit(1)

@@ -21,6 +21,12 @@ from lexir.kernels import compiled
 DAMAGED = "damaged: rebuild the index"
 
 
+def missing(path: str | Path) -> FileNotFoundError:
+    """The error for a file of a saved index that is gone (a reader racing a save that removed its
+    generation catches it and reads the new one)."""
+    return FileNotFoundError(f"{path}: missing (the index is not complete; rebuild it)")
+
+
 def load_row(path: str | Path, dtypes: Sequence[str], mmap: bool = True, *, length: int | None = None,
              ndim: int = 1) -> np.ndarray:
     """The array ``np.save`` wrote at ``path``, memory-mapped unless ``mmap`` is off.
@@ -34,7 +40,7 @@ def load_row(path: str | Path, dtypes: Sequence[str], mmap: bool = True, *, leng
     try:
         array = np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
     except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: missing (the index is not complete; rebuild it)") from None
+        raise missing(path) from None
     except (OSError, ValueError, EOFError) as exc:
         raise ValueError(f"{path}: unreadable as a saved array ({exc}; {DAMAGED})") from None
     if array.dtype.name not in dtypes or array.ndim != ndim:

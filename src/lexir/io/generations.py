@@ -50,6 +50,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from lexir.arrays import missing
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: no OS lock, saves are still atomic
@@ -85,8 +87,9 @@ def current(folder: str | Path) -> Path:
 
 
 def _manifest(folder: Path) -> tuple[Path, dict]:
-    """The current generation's folder and the sizes of the files its save wrote (by path inside
-    it; none for a folder without a manifest)."""
+    """The current generation's folder and the manifest naming it (checked: its ``files``, the
+    sizes its save wrote by path inside it, and ``crc32``, their checksums, are mappings); for a
+    folder without a manifest, the folder itself and an empty record."""
     manifest = folder / MANIFEST
     try:
         text = manifest.read_text(encoding="utf-8")
@@ -94,14 +97,28 @@ def _manifest(folder: Path) -> tuple[Path, dict]:
         return folder, {}
     try:
         record = json.loads(text)
-        name, files = record["folder"], record.get("files", {})
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        name = record["folder"]
+    except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{manifest}: not a lexir manifest ({exc}); rebuild the index") from None
     if not (isinstance(name, str) and name.startswith(PREFIX) and "/" not in name):
         raise ValueError(f"{manifest}: field 'folder' is not a generation: {name!r}")
-    if not isinstance(files, dict):
-        raise ValueError(f"{manifest}: field 'files' is not a mapping of file sizes; rebuild the index")
-    return folder / name, files
+    for field in ("files", "crc32"):
+        if not isinstance(record.get(field, {}), dict):
+            raise ValueError(f"{manifest}: field {field!r} is not a mapping by file; rebuild the index")
+    return folder / name, record
+
+
+def _resized(path: Path, files: dict[str, int]) -> Iterator[tuple[Path, int | None, int]]:
+    """Each file of ``files`` (paths inside ``path``, the sizes a save wrote) that is gone or of
+    another size: (the file, its size now or None, the size written)."""
+    for name, size in files.items():
+        file = path / name
+        try:
+            actual = os.stat(file).st_size
+        except FileNotFoundError:
+            actual = None
+        if actual != size:
+            yield file, actual, size
 
 
 def verified(folder: str | Path) -> Path:
@@ -109,16 +126,12 @@ def verified(folder: str | Path) -> Path:
     few ``stat`` calls): a file cut short, grown or replaced since is refused (ValueError naming
     it), a file gone is :class:`FileNotFoundError` (a save may have switched generations and
     removed it: :func:`read_current` then reads the new one)."""
-    path, files = _manifest(Path(folder))
-    for name, size in files.items():
-        file = path / name
-        try:
-            actual = os.stat(file).st_size
-        except FileNotFoundError:
-            raise FileNotFoundError(f"{file}: missing (the index is not complete; rebuild it)") from None
-        if actual != size:
-            raise ValueError(f"{file}: {actual} bytes, but its save wrote {size} (damaged or changed since; "
-                             "rebuild the index)")
+    path, record = _manifest(Path(folder))
+    for file, actual, size in _resized(path, record.get("files", {})):
+        if actual is None:
+            raise missing(file)
+        raise ValueError(f"{file}: {actual} bytes, but its save wrote {size} (damaged or changed since; "
+                         "rebuild the index)")
     return path
 
 
@@ -249,9 +262,9 @@ def new_generation(folder: str | Path, timeout: float | None = DEFAULT_TIMEOUT) 
         return
     with writer_lock(folder, timeout):
         try:
-            old: Path | None = current(folder)
+            old, record = _manifest(folder)
         except ValueError:
-            old = None  # a damaged manifest: the new generation replaces whatever it named
+            old, record = None, {}  # a damaged manifest: the new generation replaces whatever it named
         legacy = old == folder
         if legacy and not any(p.name not in RESERVED and not _is_generation(p) for p in folder.iterdir()):
             old = None  # a new, empty folder
@@ -269,8 +282,7 @@ def new_generation(folder: str | Path, timeout: float | None = DEFAULT_TIMEOUT) 
             shutil.rmtree(staging, ignore_errors=True)
             raise
         stack.pop()
-        known = _record(folder).get("crc32", {}) if old is not None and not legacy else {}
-        files, sums = _sync_tree(staging, gen.linked, known if isinstance(known, dict) else {})
+        files, sums = _sync_tree(staging, gen.linked, record.get("crc32", {}))
         _switch(folder, staging, number, files, sums)
         _prune(folder, keep={staging.name, old.name if old is not None and not legacy else ""})
         if legacy and old is not None:
@@ -345,30 +357,16 @@ def check(folder: str | Path) -> tuple[Path, dict[str, int], list[str]]:
     generation, the files' sizes, and a line for each file gone, of another size or whose CRC-32
     is not the one its save recorded (empty: sound). A folder without a manifest, or saved before
     checksums were recorded, is checked as far as its manifest goes."""
-    path, files = _manifest(Path(folder))
-    sums = _record(Path(folder)).get("crc32", {})
-    problems = []
-    for name, size in files.items():
+    path, record = _manifest(Path(folder))
+    files, sums = record.get("files", {}), record.get("crc32", {})
+    resized = {file: (actual, size) for file, actual, size in _resized(path, files)}
+    problems = [f"{file}: missing" if actual is None else f"{file}: {actual} bytes, but its save wrote {size}"
+                for file, (actual, size) in resized.items()]
+    for name, crc in sums.items():
         file = path / name
-        try:
-            actual = os.stat(file).st_size
-        except FileNotFoundError:
-            problems.append(f"{file}: missing")
-            continue
-        if actual != size:
-            problems.append(f"{file}: {actual} bytes, but its save wrote {size}")
-        elif isinstance(sums, dict) and name in sums and (crc := checksum(file)) != sums[name]:
-            problems.append(f"{file}: its bytes changed since its save (CRC-32 {crc}, recorded {sums[name]})")
+        if file not in resized and name in files and (now := checksum(file)) != crc:
+            problems.append(f"{file}: its bytes changed since its save (CRC-32 {now}, recorded {crc})")
     return path, files, problems
-
-
-def _record(folder: Path) -> dict:
-    """The manifest's content (empty where there is none or it is unreadable)."""
-    try:
-        record = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return record if isinstance(record, dict) else {}
 
 
 def fsync_dir(path: str | Path) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lexir.arrays import DAMAGED, ascending_within, delimits, load_row
+from lexir.arrays import DAMAGED, ascending_within, delimits, load_row, missing
 from lexir.kernels import compiled
 from lexir.retrieval import bm25_kernel
 
@@ -363,7 +363,7 @@ def _json(path: Path):
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: missing (the index is not complete; rebuild it)") from None
+        raise missing(path) from None
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: unreadable ({exc}; {DAMAGED})") from None
 

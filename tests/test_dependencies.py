@@ -21,6 +21,7 @@ PYPROJECT = ROOT.parent.parent / "pyproject.toml"
 EXTRA_OF = {
     "service/": "serve",
     "ray_serve.py": "ray",
+    "ray_routing.py": "ray",
     "integrations/langchain.py": "langchain",
     "integrations/llamaindex.py": "llamaindex",
 }

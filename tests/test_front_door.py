@@ -230,6 +230,7 @@ LAYERS = [
     {"systems"},
     {"api", "experiment", "service", "demo"},
     {"distributed", "integrations"},
+    {"ray_routing"},  # how Ray Serve's callers pick a replica (imports ray.serve)
     {"ray_serve"},  # lexir serve on Ray Serve: the service over distributed's runtime
     {"cli"},
     {"lexir"},

@@ -193,6 +193,103 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+class _Replica:
+    """What a router knows of a replica (``RunningReplica``'s attributes), answering a queue-length
+    probe or not."""
+
+    def __init__(self, name: str, answers: bool = True):
+        from ray.serve._private.common import DeploymentID, ReplicaID
+
+        self.replica_id = ReplicaID(unique_id=name, deployment_id=DeploymentID(name="front", app_name="lexir"))
+        self.node_id, self.availability_zone, self.multiplexed_model_ids = "node", None, set()
+        self.max_ongoing_requests, self.is_cross_language, self.answers, self.probes = 64, False, answers, 0
+
+    async def get_queue_len(self, *, deadline_s: float) -> int:
+        self.probes += 1
+        if not self.answers:
+            await asyncio.sleep(60)
+        return 0
+
+
+def _router(replicas, hung_after_s=0.05, probe_every_s=0.2):
+    """:class:`lexir.ray_routing.PassOverHung` as Serve makes it (then ``initialize_state``), over ``replicas``."""
+    pytest.importorskip("ray.serve")
+    from ray.serve._private.common import DeploymentHandleSource, DeploymentID
+
+    from lexir.ray_routing import PassOverHung
+
+    router = PassOverHung(deployment_id=DeploymentID(name="front", app_name="lexir"),
+                          handle_source=DeploymentHandleSource.UNKNOWN, use_replica_queue_len_cache=True)
+    router.initialize_state(hung_after_s=hung_after_s, probe_every_s=probe_every_s)
+    router.update_replicas(replicas)
+    return router
+
+
+def test_the_router_passes_over_a_replica_that_stopped_answering_until_it_answers_a_probe():
+    """Serve's router would keep choosing a hung replica (its count of requests in flight there
+    stays low); lexir's ranks a replica that has owed an answer for hung_after_s after the
+    others and probes it (once per probe_every_s): its answer to a probe, or to a request, ends
+    that. One that owes an answer for less, or answered, is not passed over."""
+
+    async def scenario():
+        live, hung, third = _Replica("live"), _Replica("hung", answers=False), _Replica("third")
+        router = _router([live, hung, third])
+
+        async def ranks():
+            return [sorted(r.replica_id.unique_id for r in rank) for rank in await router.choose_replicas([])]
+
+        for replica in (live, hung):
+            router.on_send_request(replica.replica_id)
+        router.on_new_queue_len_info(live.replica_id, 1)  # live accepted its request: it answers
+        first = await ranks()
+        assert len(first) == 1 and len(first[0]) == 2  # nobody passed over yet: two drawn of three
+        await asyncio.sleep(0.1)  # hung has owed its answer for longer than 0.05 s
+        assert router.hung(hung.replica_id) and not router.hung(live.replica_id)
+        assert not router.hung(third.replica_id)  # owes nothing
+        for _ in range(20):
+            answering, passed = await ranks()
+            assert passed == ["hung"] and answering == ["live", "third"]
+        await asyncio.sleep(0)
+        assert hung.probes == 1  # probed once, not once per choice
+        await asyncio.sleep(0.25)
+        await ranks()
+        await asyncio.sleep(0)
+        assert hung.probes == 2 and router.hung(hung.replica_id)  # no answer yet: still passed over
+        hung.answers = True
+        await asyncio.sleep(0.25)
+        await ranks()
+        await asyncio.sleep(0.01)  # the probe answers
+        assert hung.probes == 3 and not router.hung(hung.replica_id)
+        assert len(await ranks()) == 1
+
+        router.on_send_request(third.replica_id)  # owes an answer, then gives it: never passed over
+        await asyncio.sleep(0.1)
+        assert router.hung(third.replica_id)
+        router.on_new_queue_len_info(third.replica_id, 0)
+        assert not router.hung(third.replica_id)
+
+        router.update_replicas([live])  # replicas gone: forgotten
+        assert set(router._owed) <= {live.replica_id}
+
+    asyncio.run(scenario())
+
+
+def test_the_router_still_routes_when_every_replica_stopped_answering():
+    """Passing over never leaves a request nowhere to go: with every replica hung, they are
+    still offered (two, as Serve would draw them)."""
+
+    async def scenario():
+        replicas = [_Replica(name, answers=False) for name in ("a", "b", "c")]
+        router = _router(replicas)
+        for replica in replicas:
+            router.on_send_request(replica.replica_id)
+        await asyncio.sleep(0.1)
+        ranks = await router.choose_replicas([])
+        assert len(ranks) == 1 and len(ranks[0]) == 2 and all(router.hung(r.replica_id) for r in ranks[0])
+
+    asyncio.run(scenario())
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     pytest.importorskip("ray.serve")

@@ -41,6 +41,11 @@ client sees. A request in flight in an *ingress* replica that dies is lost (Serv
 replicas (``--ingress-replicas``) keep the service up while Serve starts it again, but clients
 must retry a 5xx of a read-only request themselves.
 
+Every deployment's callers pick a replica with :class:`lexir.ray_routing.PassOverHung`: Serve's
+power of two choices, but a replica that has stopped answering (a request sent to it neither
+accepted nor refused for a second) is passed over until it answers again, so new requests and
+resends soon stop going to a replica that hangs.
+
 The shard folders live in the lexir cache (``<cache>/shards/``), keyed by the corpus's
 fingerprint, the BM25 parameters and the number of shards; built once, by the process that
 deploys. On a cluster the cache must be at the same path on every node (a shared filesystem).
@@ -70,6 +75,9 @@ INSTALL_HINT = ("Ray Serve is not installed: pip install 'lexir[ray]' (or pip in
                 "for --backend ray")
 DEFAULT_RETRIES = 3
 DEFAULT_TIMEOUT_S = 30.0
+# How every deployment's callers pick a replica: Serve's power of two choices, passing over a
+# replica that has stopped answering (imported by the callers' processes, where Serve is).
+ROUTER = "lexir.ray_routing:PassOverHung"
 # How long the ingress waits for a front replica's answer before it abandons the attempt: above a
 # shard call's timeout (a front that waits on a hung shard replica resends that call itself and
 # answers), like nginx's proxy_read_timeout. 0: no limit.
@@ -533,7 +541,11 @@ def deploy(corpus: str, *, data_dir: str | None = None, systems: Sequence[str] =
     folder = str(ensure_shards(loaded, shards, params, notify))
     del loaded
     serve.start(http_options={"host": host, "port": port})
-    options = {"ray_actor_options": {"num_cpus": 0}, "max_ongoing_requests": 64}
+    from ray.serve.config import RequestRouterConfig
+
+    # Serve's routing, but a replica that has stopped answering is passed over (lexir.ray_routing)
+    routing = {"request_router_config": RequestRouterConfig(request_router_class=ROUTER)}
+    options = {"ray_actor_options": {"num_cpus": 0}, "max_ongoing_requests": 64, **routing}
     shard_apps = [serve.deployment(ShardServer, name=f"bm25-shard-{i}", num_replicas=shard_replicas, **options)
                   .bind(folder, i) for i in range(shards)]
     user_config = {"retries": retries, "timeout_s": timeout_s, "front_timeout_s": front_timeout_s}
@@ -541,7 +553,8 @@ def deploy(corpus: str, *, data_dir: str | None = None, systems: Sequence[str] =
     fronts = front.bind(corpus, data_dir, folder, shard_apps, sharded, served, request_log)
     # The ingress holds every request its fronts are answering: room for all of theirs.
     ingress = serve.deployment(Ingress, name=INGRESS, num_replicas=ingress_replicas, user_config=user_config,
-                               ray_actor_options={"num_cpus": 0}, max_ongoing_requests=64 * replicas + 64)
+                               ray_actor_options={"num_cpus": 0}, max_ongoing_requests=64 * replicas + 64,
+                               **routing)
     app = ingress.bind(fronts, max_body_bytes)
     if notify:
         notify(f"starting {shards} shards x {shard_replicas} replicas, {replicas} front replicas and "

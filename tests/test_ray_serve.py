@@ -197,11 +197,11 @@ class _Replica:
     """What a router knows of a replica (``RunningReplica``'s attributes), answering a queue-length
     probe or not."""
 
-    def __init__(self, name: str, answers: bool = True):
+    def __init__(self, name: str, answers: bool = True, node: str = "node"):
         from ray.serve._private.common import DeploymentID, ReplicaID
 
         self.replica_id = ReplicaID(unique_id=name, deployment_id=DeploymentID(name="front", app_name="lexir"))
-        self.node_id, self.availability_zone, self.multiplexed_model_ids = "node", None, set()
+        self.node_id, self.availability_zone, self.multiplexed_model_ids = node, None, set()
         self.max_ongoing_requests, self.is_cross_language, self.answers, self.probes = 64, False, answers, 0
 
     async def get_queue_len(self, *, deadline_s: float) -> int:
@@ -211,7 +211,7 @@ class _Replica:
         return 0
 
 
-def _router(replicas, hung_after_s=0.05, probe_every_s=0.2):
+def _router(replicas, hung_after_s=0.05, probe_every_s=0.2, **locality):
     """:class:`lexir.ray_routing.PassOverHung` as Serve makes it (then ``initialize_state``), over ``replicas``."""
     pytest.importorskip("ray.serve")
     from ray.serve._private.common import DeploymentHandleSource, DeploymentID
@@ -219,7 +219,7 @@ def _router(replicas, hung_after_s=0.05, probe_every_s=0.2):
     from lexir.ray_routing import PassOverHung
 
     router = PassOverHung(deployment_id=DeploymentID(name="front", app_name="lexir"),
-                          handle_source=DeploymentHandleSource.UNKNOWN, use_replica_queue_len_cache=True)
+                          handle_source=DeploymentHandleSource.UNKNOWN, use_replica_queue_len_cache=True, **locality)
     router.initialize_state(hung_after_s=hung_after_s, probe_every_s=probe_every_s)
     router.update_replicas(replicas)
     return router
@@ -286,6 +286,31 @@ def test_the_router_still_routes_when_every_replica_stopped_answering():
         await asyncio.sleep(0.1)
         ranks = await router.choose_replicas([])
         assert len(ranks) == 1 and len(ranks[0]) == 2 and all(router.hung(r.replica_id) for r in ranks[0])
+
+    asyncio.run(scenario())
+
+
+def test_a_nearby_replica_that_stopped_answering_does_not_keep_a_request_from_a_live_one_further_off():
+    """Serve tries this node's replicas first: when the only one here is passed over, the live
+    replica on another node is offered, not the one here."""
+
+    async def scenario():
+        from ray.serve._private.common import RequestMetadata
+        from ray.serve.request_router import PendingRequest
+
+        here, there = _Replica("here", answers=False, node="this-node"), _Replica("there", node="other-node")
+        router = _router([here, there], self_node_id="this-node", prefer_local_node_routing=True)
+
+        def first_rank(ranks):
+            return [r.replica_id.unique_id for r in ranks[0]]
+
+        def request():
+            return PendingRequest(args=[], kwargs={}, metadata=RequestMetadata(request_id="r", internal_request_id="i"))
+
+        assert first_rank(await router.choose_replicas([], request())) == ["here"]  # locality: this node first
+        router.on_send_request(here.replica_id)
+        await asyncio.sleep(0.1)
+        assert first_rank(await router.choose_replicas([], request())) == ["there"]
 
     asyncio.run(scenario())
 

@@ -252,3 +252,123 @@ def test_lexir_index_check_reads_every_byte_against_the_checksums(saved, tmp_pat
     (where.parent / "ix" / "lexir-current.json").write_text("{", encoding="utf-8")  # the manifest itself
     result = CliRunner().invoke(app, ["index", "check", str(where)])
     assert result.exit_code == 1 and "lexir-current.json: not a lexir manifest" in result.output, result.output
+
+
+# -- bm25-inc: segments in .npz archives ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def incremental(codes, tmp_path_factory):
+    """A bm25-inc index of 400 pl-codes articles, saved whole, then changed (three articles gone,
+    two changed, one added) and saved again as a delta segment; and its answers."""
+    from lexir.analysis import Analyzer, AnalyzerConfig
+    from lexir.io.markers import read_marker
+    from lexir.retrieval.incremental import IncrementalBM25
+    from lexir.types import Document
+
+    docs = list(codes)[:400]
+    folder = tmp_path_factory.mktemp("inc") / "ix"
+    IncrementalBM25(Analyzer(AnalyzerConfig(language="pl", mode="raw"))).index(
+        type(codes)("few", docs, language="pl")).save(folder)
+    index = IncrementalBM25.load(folder)
+    changed = [Document(d.id, d.text + " zmieniony przepis", d.title) for d in docs[10:12]]
+    index.apply([*changed, Document("nowy::1", "nowy artykuł o karze", "")], [d.id for d in docs[:3]])
+    index.save(folder)
+    generation = current(folder)
+    (delta,) = read_marker(generation / "lexir.json", "index")["deltas"]
+    queries = [Query(str(i), d.text[:120]) for i, d in enumerate(docs[::37])] + [Query("n", "nowy artykuł")]
+    return generation, delta, queries, index.search_many(queries, 10)
+
+
+def _archive(path, **change):
+    """Rewrite the .npz at ``path`` with ``change`` (a member: a function of it, or None: left out)."""
+    arrays = dict(np.load(path))
+    for name, how in change.items():
+        if how is None:
+            arrays.pop(name)
+        else:
+            arrays[name] = how(arrays[name])
+    np.savez(path, **arrays)
+
+
+def _set(at, value):
+    return lambda a: np.where(np.arange(len(a)) == at, value, a)
+
+
+INC_DAMAGE = [
+    ("cut", "postings.npz", lambda p: p.write_bytes(p.read_bytes()[:3000]), r"postings\.npz: unreadable as saved arrays"),
+    ("slot past the end", "postings.npz", lambda p: _archive(p, slots=_set(5, 10**8)),
+     r"postings\.npz: slots\[5\] = 100000000 is outside the 400 slots"),
+    ("negative slot", "postings.npz", lambda p: _archive(p, slots=_set(5, -1)), r"slots\[5\] = -1 is outside"),
+    ("pointers doubled", "postings.npz", lambda p: _archive(p, term_indptr=lambda a: a * 2),
+     r"postings\.npz: term_indptr \(\d+ pointers\) does not cut the \d+ slots into \d+ runs"),
+    ("term past the end", "postings.npz", lambda p: _archive(p, doc_terms=_set(3, 10**8)),
+     r"postings\.npz: doc_terms\[3\] = 100000000 is outside the \d+ terms"),
+    ("lengths short", "postings.npz", lambda p: _archive(p, lengths=lambda a: a[:-5]), r"395 lengths for 400 slots"),
+    ("tf of floats", "postings.npz", lambda p: _archive(p, tf=lambda a: a.astype(np.float64)),
+     r"postings\.npz: tf is 1-d float64, expected 1-d int32"),
+    ("tf gone", "postings.npz", lambda p: _archive(p, tf=None), r"postings\.npz: no tf in it"),
+    ("tf short", "postings.npz", lambda p: _archive(p, tf=lambda a: a[:-3]), r"\d+ tf for \d+ slots"),
+    ("ids not a list", "docs.json", lambda p: p.write_text(json.dumps({**json.loads(p.read_text()), "doc_ids": 7})),
+     r"docs\.json: doc_ids holds int, expected a list"),
+    ("not JSON", "docs.json", lambda p: p.write_text("{"), r"docs\.json: unreadable"),
+    ("delta slot far past the end", "DELTA.npz", lambda p: _archive(p, slots=_set(0, 10**12)),
+     r"\.npz: slots\[0\] = 1000000000000 is out of order or past the 400 slots"),
+    ("delta slots out of order", "DELTA.npz", lambda p: _archive(p, slots=lambda a: a[::-1].copy()),
+     r"\.npz: slots\[1\] = \d+ is out of order"),
+    ("delta term past the end", "DELTA.npz", lambda p: _archive(p, doc_terms=_set(0, 10**8)),
+     r"\.npz: doc_terms\[0\] = 100000000 is outside the \d+ terms"),
+    ("delta tf short", "DELTA.npz", lambda p: _archive(p, doc_tf=lambda a: a[:-1]), r"\d+ doc_tf for \d+ doc_terms"),
+    ("delta ids short", "DELTA.json", lambda p: p.write_text(json.dumps({**json.loads(p.read_text()),
+                                                                         "hashes": []})),
+     r"\.json: hashes holds 0 entries, expected \d+"),
+]
+
+
+@pytest.mark.parametrize(("what", "name", "damage", "message"), INC_DAMAGE, ids=[c[0] for c in INC_DAMAGE])
+def test_a_damaged_bm25_inc_segment_is_refused_naming_its_file(incremental, tmp_path, what, name, damage, message):
+    """bm25-inc's segments (.npz archives and their JSON) are checked as they are read: the
+    arrays' types, the pointers that cut them, every slot and term id inside the index (a delta's
+    new slots no more than it holds: no allocation led by a damaged number), the JSON's lists."""
+    from lexir.retrieval.incremental import IncrementalBM25
+
+    generation, delta, _, _ = incremental
+    copy = tmp_path / "gen"
+    shutil.copytree(generation, copy)  # the generation folder itself: no manifest sizes to stop it first
+    damage(copy / name.replace("DELTA", delta))
+    with pytest.raises(ValueError, match=message) as refused:
+        IncrementalBM25.load(copy)
+    assert "damaged: rebuild the index" in str(refused.value)
+
+
+def test_an_undamaged_bm25_inc_copy_answers_as_the_index_saved(incremental, tmp_path):
+    from lexir.retrieval.incremental import IncrementalBM25
+
+    generation, _, queries, answers = incremental
+    shutil.copytree(generation, tmp_path / "gen")
+    assert IncrementalBM25.load(tmp_path / "gen").search_many(queries, 10) == answers
+    assert answers["n"]  # the article the delta added is found
+
+
+@pytest.mark.parametrize(("damage", "message"), [
+    (lambda p: p.write_bytes(p.read_bytes()[:40]), r"graph\.npz: unreadable as saved arrays"),
+    (lambda p: _archive(p, parent=_set(2, 99)), r"graph\.npz: parent\[2\] = 99 is not one of the 5 nodes"),
+    (lambda p: _archive(p, cites_dst=lambda a: a - 100), r"graph\.npz: cites_dst\[0\] = -96 is not one of"),
+    (lambda p: _archive(p, cites_src=lambda a: a[:-1]), r"1 citing and 2 cited nodes"),
+    (lambda p: _archive(p, words=lambda a: a[:-1]), r"graph\.npz: 4 words for 5 nodes"),
+    (lambda p: _archive(p, levels=lambda a: a.astype(np.float32)), r"levels is 1-d float32, expected 1-d int8"),
+    (lambda p: _archive(p, cites_src=None), r"graph\.npz: no cites_src in it"),
+], ids=["cut", "parent past the nodes", "citation before the nodes", "citations unpaired", "words short",
+        "levels of floats", "cites gone"])
+def test_a_damaged_saved_statute_graph_is_refused_naming_its_file(tmp_path, damage, message):
+    """The statute graph's arrays are read the same way: every parent and citation a node, one
+    entry per node, their types; the file named. An undamaged copy loads as saved."""
+    from lexir.structure.graph import StatuteGraph
+
+    graph = StatuteGraph(["A", "A::1", "A::2", "B", "B::1"], ["act", "article"], [0, 1, 1, 0, 1],
+                         [-1, 0, 0, -1, 3], [0, 5, 6, 0, 4], [1, 2], [4, 4])
+    graph.save(tmp_path / "g")
+    assert StatuteGraph.load(tmp_path / "g").neighbours("A::2", "cites") == graph.neighbours("A::2", "cites")
+    damage(tmp_path / "g" / "graph.npz")
+    with pytest.raises(ValueError, match=message):
+        StatuteGraph.load(tmp_path / "g")

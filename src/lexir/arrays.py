@@ -1,5 +1,6 @@
-"""Arrays saved with an index (``.npy`` files), read back the one way: every saved row of numbers
-lexir maps or loads goes through :func:`load_row`, which names the file in whatever it refuses.
+"""Arrays saved with an index (``.npy`` files, ``.npz`` archives, and the JSON beside them), read
+back the one way: every saved row of numbers lexir maps or loads goes through :func:`load_row` (or
+:func:`load_members` for an archive), which names the file in whatever it refuses.
 
 A saved index is read by compiled kernels that trust what they read (numba checks no bounds): a
 truncated file, a row of another type, or numbers pointing past the end must be refused when the
@@ -11,7 +12,9 @@ file itself says (readable, complete, its type and shape); what the rows say abo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import zipfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +52,50 @@ def load_row(path: str | Path, dtypes: Sequence[str], mmap: bool = True, *, leng
     if length is not None and len(array) != length:
         raise ValueError(f"{path}: {len(array)} values, expected {length} ({DAMAGED})")
     return array
+
+
+def load_members(path: str | Path, members: Mapping[str, Sequence[str]]) -> dict[str, np.ndarray]:
+    """The 1-d arrays ``np.savez`` wrote at ``path``: each of ``members`` (its name: the type
+    names it may have), read whole.
+
+    Refused, with ``path`` and the member in the message: a missing file (:class:`FileNotFoundError`),
+    and as :class:`ValueError` a file that is not such an archive or is cut short, a member that is
+    not there, and one of another type or not 1-d."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            absent = [name for name in members if name not in archive.files]
+            found = {name: archive[name] for name in members if name in archive.files}
+    except FileNotFoundError:
+        raise missing(path) from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{path}: unreadable as saved arrays ({exc}; {DAMAGED})") from None
+    if absent:
+        raise ValueError(f"{path}: no {', '.join(absent)} in it ({DAMAGED})")
+    for name, dtypes in members.items():
+        array = found[name]
+        if array.dtype.name not in dtypes or array.ndim != 1:
+            raise ValueError(f"{path}: {name} is {array.ndim}-d {array.dtype}, expected 1-d "
+                             f"{' or '.join(dtypes)} ({DAMAGED})")
+    return found
+
+
+def load_json(path: str | Path):
+    """The JSON an index saved at ``path``; a missing file is :class:`FileNotFoundError`, an
+    unreadable one :class:`ValueError`, both naming it."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise missing(path) from None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: unreadable ({exc}; {DAMAGED})") from None
+
+
+def outside(values: np.ndarray, limit: int) -> int:
+    """The first position of ``values`` not in ``[0, limit)``, or -1 if every one is."""
+    bad = np.flatnonzero((values < 0) | (values >= limit)) if len(values) else ()
+    return int(bad[0]) if len(bad) else -1
 
 
 def _ascending_within_source(pointers, values, limit):  # pragma: no cover - compiled by numba

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lexir.arrays import DAMAGED, ascending_within, delimits, load_row, missing
+from lexir.arrays import DAMAGED, ascending_within, delimits, load_json, load_row
 from lexir.kernels import compiled
 from lexir.retrieval import bm25_kernel
 
@@ -323,8 +323,8 @@ class ScoreMatrix:
         order (one pass over the postings: about 20 ms for the million German units' 18.5
         million)."""
         folder = Path(folder)
-        params = _json(folder / _PARAMS_FILE)
-        vocab = _json(folder / _VOCAB_FILE)
+        params = load_json(folder / _PARAMS_FILE)
+        vocab = load_json(folder / _VOCAB_FILE)
         num_docs = params.get("num_docs") if isinstance(params, dict) else None
         if not isinstance(num_docs, int) or isinstance(num_docs, bool) or num_docs < 0:
             raise ValueError(f"{folder / _PARAMS_FILE}: no document count (num_docs) ({DAMAGED})")
@@ -356,16 +356,6 @@ class ScoreMatrix:
             bits = _window_bits(folder / _WINDOW_PARAMS)
             matrix.ceilings = (bits, (*_window_files(folder, n_terms, num_docs, bits, mmap), bits))
         return matrix, vocab
-
-
-def _json(path: Path):
-    """The JSON in ``path``, or a clear error naming it."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise missing(path) from None
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: unreadable ({exc}; {DAMAGED})") from None
 
 
 def _window_bits(path: Path) -> int:

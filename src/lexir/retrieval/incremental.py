@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from lexir.analysis import Analyzer, AnalyzerConfig, bulk_lemmas
+from lexir.arrays import DAMAGED, ascending_within, delimits, load_json, load_members, outside
 from lexir.io.generations import Generation, loads, new_generation
 from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval.base import Retriever, register_system
@@ -477,8 +478,7 @@ class IncrementalBM25(Retriever):
         return index
 
     def _read_whole(self, folder: Path) -> None:
-        docs = json.loads((folder / "docs.json").read_text(encoding="utf-8"))
-        arrays = np.load(folder / "postings.npz")
+        docs, arrays = _whole_segment(folder)
         self._terms, self.doc_ids, self._hashes = docs["terms"], docs["doc_ids"], docs["hashes"]
         self._lengths = arrays["lengths"].copy()
         self._post = _Postings(arrays["term_indptr"], arrays["slots"], arrays["tf"])
@@ -490,8 +490,7 @@ class IncrementalBM25(Retriever):
     def _read_delta(self, stem: Path) -> None:
         """Apply a delta segment: the changed slots' old documents out, the terms renamed, the new
         documents in (their postings appended), as the save that wrote it had them."""
-        docs = json.loads(stem.with_suffix(".json").read_text(encoding="utf-8"))
-        arrays = np.load(stem.with_suffix(".npz"))
+        docs, arrays = _delta_segment(stem, len(self.doc_ids), len(self._terms))
         slots = arrays["slots"].tolist()
         top = max(slots, default=-1) + 1
         if top > len(self.doc_ids):
@@ -515,6 +514,82 @@ class IncrementalBM25(Retriever):
             self.doc_ids[s], self._hashes[s] = docs["doc_ids"][i], docs["hashes"][i]
             self._doc_terms[s] = terms[bounds[i]:bounds[i + 1]] if self.doc_ids[s] is not None else None
         self._merge(dead, removed_terms, terms, np.repeat(arrays["slots"], np.diff(ptr)), tfs)
+
+
+_WHOLE = {"term_indptr": ("int64",), "slots": ("int64",), "tf": ("int32",), "lengths": ("int64",),
+          "doc_indptr": ("int64",), "doc_terms": ("int64",)}
+_DELTA = {"slots": ("int64",), "lengths": ("int64",), "doc_indptr": ("int64",), "doc_terms": ("int64",),
+          "doc_tf": ("int32",), "term_ids": ("int64",)}
+
+
+def _lists(path: Path, docs, **sizes: int | None) -> None:
+    """``docs`` (a segment's JSON) is an object whose entries ``sizes`` names are lists that long
+    (None: of any length)."""
+    if not isinstance(docs, dict):
+        raise ValueError(f"{path}: not an object ({DAMAGED})")
+    for key, size in sizes.items():
+        found = docs.get(key)
+        if not isinstance(found, list) or size is not None and len(found) != size:
+            held = f"{len(found)} entries" if isinstance(found, list) else type(found).__name__
+            raise ValueError(f"{path}: {key} holds {held}, expected {'a list' if size is None else size} "
+                             f"({DAMAGED})")
+
+
+def _refuse_outside(path: Path, name: str, values: np.ndarray, limit: int, what: str) -> None:
+    at = outside(values, limit)
+    if at >= 0:
+        raise ValueError(f"{path}: {name}[{at}] = {values[at]} is outside the {limit} {what} ({DAMAGED})")
+
+
+def _runs(path: Path, name: str, pointers: np.ndarray, runs: int, over: str, n: int) -> None:
+    if len(pointers) != runs + 1 or not delimits(pointers, n):
+        raise ValueError(f"{path}: {name} ({len(pointers)} pointers) does not cut the {n} {over} into "
+                         f"{runs} runs ({DAMAGED})")
+
+
+def _whole_segment(folder: Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """The whole segment's ``docs.json`` and ``postings.npz``, checked against each other: the
+    pointers cut their rows, every posting's slot is a slot, every document's term a term."""
+    docs = load_json(folder / "docs.json")
+    _lists(folder / "docs.json", docs, terms=None, doc_ids=None)
+    n_terms, n_slots = len(docs["terms"]), len(docs["doc_ids"])
+    _lists(folder / "docs.json", docs, hashes=n_slots)
+    path = folder / "postings.npz"
+    arrays = load_members(path, _WHOLE)
+    if len(arrays["lengths"]) != n_slots:
+        raise ValueError(f"{path}: {len(arrays['lengths'])} lengths for {n_slots} slots ({DAMAGED})")
+    _runs(path, "term_indptr", arrays["term_indptr"], n_terms, "slots", len(arrays["slots"]))
+    _runs(path, "doc_indptr", arrays["doc_indptr"], n_slots, "doc_terms", len(arrays["doc_terms"]))
+    if len(arrays["tf"]) != len(arrays["slots"]):
+        raise ValueError(f"{path}: {len(arrays['tf'])} tf for {len(arrays['slots'])} slots ({DAMAGED})")
+    _refuse_outside(path, "slots", arrays["slots"], n_slots, "slots")
+    _refuse_outside(path, "doc_terms", arrays["doc_terms"], n_terms, "terms")
+    return docs, arrays
+
+
+def _delta_segment(stem: Path, n_slots: int, n_terms: int) -> tuple[dict, dict[str, np.ndarray]]:
+    """A delta segment's JSON and arrays, checked against each other and the index it is applied
+    to (``n_slots`` slots, ``n_terms`` terms so far): slots and terms ascending, no more new ones
+    than it holds, the pointers cut their rows, every document's term a term."""
+    path = stem.with_suffix(".npz")
+    arrays = load_members(path, _DELTA)
+    docs = load_json(stem.with_suffix(".json"))
+    slots, term_ids = arrays["slots"], arrays["term_ids"]
+    _lists(stem.with_suffix(".json"), docs, doc_ids=len(slots), hashes=len(slots), terms=len(term_ids))
+    for name, ids, limit, what in (("slots", slots, n_slots, "slots"), ("term_ids", term_ids, n_terms, "terms")):
+        at = ascending_within(np.array([0, len(ids)]), ids, limit + len(ids))
+        if at >= 0:
+            raise ValueError(f"{path}: {name}[{at}] = {ids[at]} is out of order or past the {limit} {what} "
+                             f"and the {len(ids)} this segment may add ({DAMAGED})")
+    if len(arrays["lengths"]) != len(slots):
+        raise ValueError(f"{path}: {len(arrays['lengths'])} lengths for {len(slots)} slots ({DAMAGED})")
+    _runs(path, "doc_indptr", arrays["doc_indptr"], len(slots), "doc_terms", len(arrays["doc_terms"]))
+    if len(arrays["doc_tf"]) != len(arrays["doc_terms"]):
+        raise ValueError(f"{path}: {len(arrays['doc_tf'])} doc_tf for {len(arrays['doc_terms'])} doc_terms "
+                         f"({DAMAGED})")
+    known = max(n_terms, int(term_ids[-1]) + 1 if len(term_ids) else 0)
+    _refuse_outside(path, "doc_terms", arrays["doc_terms"], known, "terms")
+    return docs, arrays
 
 
 class _Postings:

@@ -51,6 +51,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
+from lexir.arrays import DAMAGED, load_members, outside
 from lexir.io.markers import read_marker, write_marker
 from lexir.structure.packed import available_cpus, gc_paused
 from lexir.types import ID_SEP, PATH_SEP, Act, Provision
@@ -290,9 +291,20 @@ class StatuteGraph:
     def load(cls, folder: str | Path) -> StatuteGraph:
         folder = Path(folder)
         meta = read_marker(folder / "graph.json", "statute graph", FORMAT_VERSION)
-        with np.load(folder / "graph.npz") as z:
-            return cls(meta["ids"], meta["level_names"], z["levels"], z["parent"], z["words"],
-                       z["cites_src"], z["cites_dst"], meta.get("info"))
+        path, n = folder / "graph.npz", len(meta["ids"])
+        z = load_members(path, {"levels": ("int8",), "parent": ("int32",), "words": ("int32",),
+                                "cites_src": ("int32",), "cites_dst": ("int32",)})
+        for name in ("levels", "parent", "words"):
+            if len(z[name]) != n:
+                raise ValueError(f"{path}: {len(z[name])} {name} for {n} nodes ({DAMAGED})")
+        if len(z["cites_src"]) != len(z["cites_dst"]):
+            raise ValueError(f"{path}: {len(z['cites_src'])} citing and {len(z['cites_dst'])} cited nodes ({DAMAGED})")
+        for name, values in (("parent", z["parent"] + 1), ("cites_src", z["cites_src"]), ("cites_dst", z["cites_dst"])):
+            at = outside(values, n + (name == "parent"))  # a parent may be -1: none
+            if at >= 0:
+                raise ValueError(f"{path}: {name}[{at}] = {z[name][at]} is not one of the {n} nodes ({DAMAGED})")
+        return cls(meta["ids"], meta["level_names"], z["levels"], z["parent"], z["words"],
+                   z["cites_src"], z["cites_dst"], meta.get("info"))
 
 
 # ---------------------------------------------------------------------------

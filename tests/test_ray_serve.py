@@ -202,10 +202,14 @@ class _Replica:
 
         self.replica_id = ReplicaID(unique_id=name, deployment_id=DeploymentID(name="front", app_name="lexir"))
         self.node_id, self.availability_zone, self.multiplexed_model_ids = node, None, set()
-        self.max_ongoing_requests, self.is_cross_language, self.answers, self.probes = 64, False, answers, 0
+        self.max_ongoing_requests, self.is_cross_language, self.answers, self.asked = 64, False, answers, []
+
+    def probes(self, router) -> int:
+        """How often ``router`` itself probed this replica (Serve probes a new replica too, with its own deadline)."""
+        return self.asked.count(router.probe_every_s)
 
     async def get_queue_len(self, *, deadline_s: float) -> int:
-        self.probes += 1
+        self.asked.append(deadline_s)
         if not self.answers:
             await asyncio.sleep(60)
         return 0
@@ -233,7 +237,7 @@ def test_the_router_passes_over_a_replica_that_stopped_answering_until_it_answer
 
     async def scenario():
         live, hung, third = _Replica("live"), _Replica("hung", answers=False), _Replica("third")
-        router = _router([live, hung, third])
+        router = _router([live, hung, third], hung_after_s=0.5, probe_every_s=1.0)  # margins for a busy machine
 
         async def ranks():
             return [sorted(r.replica_id.unique_id for r in rank) for rank in await router.choose_replicas([])]
@@ -243,27 +247,28 @@ def test_the_router_passes_over_a_replica_that_stopped_answering_until_it_answer
         router.on_new_queue_len_info(live.replica_id, 1)  # live accepted its request: it answers
         first = await ranks()
         assert len(first) == 1 and len(first[0]) == 2  # nobody passed over yet: two drawn of three
-        await asyncio.sleep(0.1)  # hung has owed its answer for longer than 0.05 s
+        await asyncio.sleep(0.6)  # hung has owed its answer for longer than 0.5 s
         assert router.hung(hung.replica_id) and not router.hung(live.replica_id)
         assert not router.hung(third.replica_id)  # owes nothing
         for _ in range(20):
             answering, passed = await ranks()
             assert passed == ["hung"] and answering == ["live", "third"]
-        await asyncio.sleep(0)
-        assert hung.probes == 1  # probed once, not once per choice
-        await asyncio.sleep(0.25)
+        await asyncio.sleep(0.05)  # the probe's task runs
+        assert hung.probes(router) == 1  # probed once, not once per choice
+        await asyncio.sleep(1.1)  # that probe has given up; the next may go
         await ranks()
-        await asyncio.sleep(0)
-        assert hung.probes == 2 and router.hung(hung.replica_id)  # no answer yet: still passed over
+        await asyncio.sleep(0.05)
+        assert hung.probes(router) == 2 and router.hung(hung.replica_id)  # no answer yet: still passed over
         hung.answers = True
-        await asyncio.sleep(0.25)
+        await asyncio.sleep(1.1)
         await ranks()
-        await asyncio.sleep(0.01)  # the probe answers
-        assert hung.probes == 3 and not router.hung(hung.replica_id)
+        await asyncio.sleep(0.05)  # the probe answers
+        assert hung.probes(router) == 3 and not router.hung(hung.replica_id)
         assert len(await ranks()) == 1
+        assert live.probes(router) == third.probes(router) == 0  # only the one passed over was probed
 
-        router.on_send_request(third.replica_id)  # owes an answer, then gives it: never passed over
-        await asyncio.sleep(0.1)
+        router.on_send_request(third.replica_id)  # owes an answer, then gives it: no longer passed over
+        await asyncio.sleep(0.6)
         assert router.hung(third.replica_id)
         router.on_new_queue_len_info(third.replica_id, 0)
         assert not router.hung(third.replica_id)

@@ -55,8 +55,8 @@ def load_row(path: str | Path, dtypes: Sequence[str], mmap: bool = True, *, leng
 
 
 def load_members(path: str | Path, members: Mapping[str, Sequence[str]]) -> dict[str, np.ndarray]:
-    """The 1-d arrays ``np.savez`` wrote at ``path``: each of ``members`` (its name: the type
-    names it may have), read whole.
+    """The 1-d arrays ``np.savez`` wrote at ``path``: each of ``members`` (a member's name, and
+    the type names it may have), read whole.
 
     Refused, with ``path`` and the member in the message: a missing file (:class:`FileNotFoundError`),
     and as :class:`ValueError` a file that is not such an archive or is cut short, a member that is

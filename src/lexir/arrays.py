@@ -92,10 +92,13 @@ def load_json(path: str | Path):
         raise ValueError(f"{path}: unreadable ({exc}; {DAMAGED})") from None
 
 
-def outside(values: np.ndarray, limit: int) -> int:
-    """The first position of ``values`` not in ``[0, limit)``, or -1 if every one is."""
-    bad = np.flatnonzero((values < 0) | (values >= limit)) if len(values) else ()
-    return int(bad[0]) if len(bad) else -1
+def refuse_outside(path: str | Path, name: str, values: np.ndarray, limit: int, beyond: str, low: int = 0) -> None:
+    """Refuse (ValueError naming ``path``, ``name`` and the first value out of place, which is
+    ``beyond``) a row ``name`` of ``values`` that holds a value outside ``[low, limit)``."""
+    bad = np.flatnonzero((values < low) | (values >= limit)) if len(values) else ()
+    if len(bad):
+        at = int(bad[0])
+        raise ValueError(f"{path}: {name}[{at}] = {values[at]} is {beyond} ({DAMAGED})")
 
 
 def _ascending_within_source(pointers, values, limit):  # pragma: no cover - compiled by numba

@@ -91,13 +91,14 @@ class PassOverHung(FIFOMixin, LocalityMixin, RequestRouter):
         """Two replicas drawn at random among those that answer (Serve then takes the one with
         fewer requests in flight), the ones passed over as a last rank, probed meanwhile."""
         now, replicas = time.monotonic(), self.curr_replicas
+        passed = [r for i, r in replicas.items() if self.hung(i, now)]
+        skip = {r.replica_id for r in passed}
         # Serve's locality first (this node, then this zone, then all); a nearby replica that is
         # passed over does not keep the request from a live one further off.
         for ids in (self.apply_locality_routing(pending_request=pending_request), replicas):
-            answering = [replicas[i] for i in ids if i in replicas and not self.hung(i, now)]
+            answering = [replicas[i] for i in ids if i in replicas and i not in skip]
             if answering:
                 break
-        passed = [r for i, r in replicas.items() if self.hung(i, now)]
         for replica in passed:
             self._probe(replica, now)
         ranks = [random.sample(answering, min(2, len(answering))), random.sample(passed, min(2, len(passed)))]

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from lexir.analysis import Analyzer, AnalyzerConfig, bulk_lemmas
-from lexir.arrays import DAMAGED, ascending_within, delimits, load_json, load_members, outside
+from lexir.arrays import DAMAGED, ascending_within, delimits, load_json, load_members, refuse_outside
 from lexir.io.generations import Generation, loads, new_generation
 from lexir.io.markers import read_marker, write_marker
 from lexir.retrieval.base import Retriever, register_system
@@ -535,12 +535,6 @@ def _lists(path: Path, docs, **sizes: int | None) -> None:
                              f"({DAMAGED})")
 
 
-def _refuse_outside(path: Path, name: str, values: np.ndarray, limit: int, what: str) -> None:
-    at = outside(values, limit)
-    if at >= 0:
-        raise ValueError(f"{path}: {name}[{at}] = {values[at]} is outside the {limit} {what} ({DAMAGED})")
-
-
 def _runs(path: Path, name: str, pointers: np.ndarray, runs: int, over: str, n: int) -> None:
     if len(pointers) != runs + 1 or not delimits(pointers, n):
         raise ValueError(f"{path}: {name} ({len(pointers)} pointers) does not cut the {n} {over} into "
@@ -562,8 +556,8 @@ def _whole_segment(folder: Path) -> tuple[dict, dict[str, np.ndarray]]:
     _runs(path, "doc_indptr", arrays["doc_indptr"], n_slots, "doc_terms", len(arrays["doc_terms"]))
     if len(arrays["tf"]) != len(arrays["slots"]):
         raise ValueError(f"{path}: {len(arrays['tf'])} tf for {len(arrays['slots'])} slots ({DAMAGED})")
-    _refuse_outside(path, "slots", arrays["slots"], n_slots, "slots")
-    _refuse_outside(path, "doc_terms", arrays["doc_terms"], n_terms, "terms")
+    refuse_outside(path, "slots", arrays["slots"], n_slots, f"outside the {n_slots} slots")
+    refuse_outside(path, "doc_terms", arrays["doc_terms"], n_terms, f"outside the {n_terms} terms")
     return docs, arrays
 
 
@@ -588,7 +582,7 @@ def _delta_segment(stem: Path, n_slots: int, n_terms: int) -> tuple[dict, dict[s
         raise ValueError(f"{path}: {len(arrays['doc_tf'])} doc_tf for {len(arrays['doc_terms'])} doc_terms "
                          f"({DAMAGED})")
     known = max(n_terms, int(term_ids[-1]) + 1 if len(term_ids) else 0)
-    _refuse_outside(path, "doc_terms", arrays["doc_terms"], known, "terms")
+    refuse_outside(path, "doc_terms", arrays["doc_terms"], known, f"outside the {known} terms")
     return docs, arrays
 
 

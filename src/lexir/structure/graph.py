@@ -51,7 +51,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
-from lexir.arrays import DAMAGED, load_members, outside
+from lexir.arrays import DAMAGED, load_members, refuse_outside
 from lexir.io.markers import read_marker, write_marker
 from lexir.structure.packed import available_cpus, gc_paused
 from lexir.types import ID_SEP, PATH_SEP, Act, Provision
@@ -299,10 +299,8 @@ class StatuteGraph:
                 raise ValueError(f"{path}: {len(z[name])} {name} for {n} nodes ({DAMAGED})")
         if len(z["cites_src"]) != len(z["cites_dst"]):
             raise ValueError(f"{path}: {len(z['cites_src'])} citing and {len(z['cites_dst'])} cited nodes ({DAMAGED})")
-        for name, values in (("parent", z["parent"] + 1), ("cites_src", z["cites_src"]), ("cites_dst", z["cites_dst"])):
-            at = outside(values, n + (name == "parent"))  # a parent may be -1: none
-            if at >= 0:
-                raise ValueError(f"{path}: {name}[{at}] = {z[name][at]} is not one of the {n} nodes ({DAMAGED})")
+        for name in ("parent", "cites_src", "cites_dst"):  # a parent may be -1: none
+            refuse_outside(path, name, z[name], n, f"not one of the {n} nodes", low=-1 if name == "parent" else 0)
         return cls(meta["ids"], meta["level_names"], z["levels"], z["parent"], z["words"],
                    z["cites_src"], z["cites_dst"], meta.get("info"))
 

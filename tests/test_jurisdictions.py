@@ -64,6 +64,40 @@ def test_the_same_citation_in_two_orders():
     assert (austrian.id, german.id) == ("AT-StGB::127", "StGB::127")
 
 
+def test_recommended_is_the_legal_orders_own_where_it_chose_one():
+    """Austria chose its own ``recommended`` on Austrian development data: an Austrian corpus gets
+    it (built, keyed, trained over), German law and German text of no named order keep German's
+    row, and ``lexir systems`` shows both."""
+    from lexir.analysis import language_defaults
+    from lexir.learning.recommended import recommended_spec
+    from lexir.learning.train import default_base
+    from lexir.retrieval.base import get_system
+    from lexir.retrieval.build import effective_spec
+
+    austria, german = get_jurisdiction("at").recommended, language_defaults("de").recommended
+    assert austria and austria != german
+    assert recommended_spec("de", jurisdiction="at") == austria
+    assert recommended_spec("de", jurisdiction="de") == recommended_spec("de") == german
+    assert not get_jurisdiction("fr").recommended and recommended_spec("fr", jurisdiction="fr") == \
+        language_defaults("fr").recommended
+    # what a saved run is keyed by follows the order, alone and as a part
+    for system in ("recommended", "rrf(systems=recommended+bm25)"):
+        assert effective_spec(system, None, "de", "at") != effective_spec(system, None, "de") == \
+            effective_spec(system, None, "de", "de")
+    assert effective_spec("recommended", None, "de", "at") == effective_spec(austria, None, "de")
+    texts = ["Wer eine fremde bewegliche Sache einem anderen wegnimmt, ist zu bestrafen.",
+             "Wer einen anderen am Körper verletzt, ist mit Freiheitsstrafe zu bestrafen.",
+             "Wer fremdes Gut beschädigt, ist zu bestrafen."]
+    at = Corpus("at-mini", [Document(f"AT-StGB::{127 + i}", t) for i, t in enumerate(texts)], language="de",
+                jurisdiction="at")
+    de = Corpus("de-mini", [Document(f"StGB::{242 + i}", t) for i, t in enumerate(texts)], language="de")
+    assert default_base("recommended", at) == austria and default_base("recommended", de) == german
+    built = {c.name: lexir.build(c, "recommended") for c in (at, de)}
+    assert (built["at-mini"].spec, built["de-mini"].spec) == (austria, german)
+    assert built["at-mini"].search("Ich habe meinem Nachbarn das Fahrrad weggenommen", 1)[0][0] == "AT-StGB::127"
+    assert austria in get_system("recommended").description
+
+
 @pytest.fixture(scope="module")
 def at_laws():
     if not (DATA / "at" / "laws.tar.xz").is_file():

@@ -238,8 +238,8 @@ def run_experiment(
         for entry in exp.systems:
             resolved = get_system(entry.system).resolve(entry.params)
             # Keyed by what the entry builds over this corpus, not by its name: `recommended`
-            # (alone or as a part) is keyed by the spec its language's row stands for today.
-            built = effective_spec(entry.system, entry.params, bench.corpus.language)
+            # (alone or as a part) is keyed by the spec it stands for over this corpus today.
+            built = effective_spec(entry.system, entry.params, bench.corpus.language, bench.corpus.jurisdiction)
             # ... and by the language's row of defaults, which mode=auto reads: a row chosen anew
             # (French stems instead of raw tokens) never meets a run made before it
             run_key = hashlib.sha256(json.dumps(

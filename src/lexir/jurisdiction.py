@@ -54,7 +54,10 @@ class Jurisdiction:
     ``home_of_language``: a corpus in this language with no jurisdiction is read as this order's
     (German text as German law; Austria, also German-language, is chosen by name).
     ``id_prefix`` is put before every act id of the order where its abbreviations would collide
-    with another order's (Austria: ``AT-StGB``).
+    with another order's (Austria: ``AT-StGB``). ``recommended``: the order's own ``recommended``
+    pipeline, where one was chosen on the order's development data (``recommended_chosen_on`` names
+    the measurement), else "" and a corpus of the order gets its language's
+    (``lexir/analysis/data/defaults.tsv``).
     """
 
     code: str
@@ -75,6 +78,8 @@ class Jurisdiction:
     home_of_language: bool = True
     id_prefix: str = ""
     datasets: tuple[str, ...] = ()
+    recommended: str = ""
+    recommended_chosen_on: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "levels", MappingProxyType(dict(self.levels)))

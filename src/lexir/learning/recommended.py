@@ -1,15 +1,17 @@
-"""``recommended``: the best non-LLM pipeline for the corpus's language, by name.
+"""``recommended``: the best non-LLM pipeline for the corpus's legal order and language, by name.
 
 Which pipeline that is was decided per language on development data only (Polish: the
 pl-exams tune split; Greek, German and French: the known-item sets ``el-dev``, ``de-dev`` and
 ``fr-dev``, and for German's dense weight the lay questions' tune split; English has no
 development data and follows the other Snowball languages) and is read from the
 ``recommended`` column of ``lexir/analysis/data/defaults.tsv``; the experiment named on each
-row records the comparison it won. ``lexir systems`` prints the table. Every row but the
-fallback fuses dense retrieval, so a first build over a corpus encodes it (cached after).
+row records the comparison it won. A legal order that chose its own on its development data
+says so in its folder (:attr:`lexir.jurisdiction.Jurisdiction.recommended`: Austria, whose law
+is German-language), and its corpora get that one. ``lexir systems`` prints both. Every row but
+the fallback fuses dense retrieval, so a first build over a corpus encodes it (cached after).
 
 Registered with ``stands_for``: what a cached run of ``recommended`` is keyed by is the spec
-of its language's row (:func:`lexir.retrieval.build.effective_spec`), not the name.
+it stands for over the corpus (:func:`lexir.retrieval.build.effective_spec`), not the name.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from lexir.analysis import all_language_defaults, language_defaults
+from lexir.jurisdiction import find_jurisdiction, jurisdictions
 from lexir.retrieval.base import Retriever, register_system
 from lexir.retrieval.context import BuildContext
 from lexir.retrieval.params import Param
@@ -39,24 +42,31 @@ class RecommendedRetriever(Retriever):
         return f"RecommendedRetriever({self.language}: {self.spec})"
 
 
-def recommended_spec(language: str, model: str = "", seen: str = "refuse") -> str:
-    """The system spec ``recommended`` builds for ``language`` (the ``*`` row if it has none); with
-    ``model``, the trained system of that model folder (:func:`lexir.learning.systems.trained_spec`)."""
+def recommended_spec(language: str, model: str = "", seen: str = "refuse", jurisdiction: str = "") -> str:
+    """The system spec ``recommended`` builds over a corpus of ``jurisdiction`` (a legal order's
+    code, "" when unknown) in ``language``: the order's own pipeline where it chose one, else the
+    language's row (the ``*`` row if it has none); with ``model``, the trained system of that model
+    folder (:func:`lexir.learning.systems.trained_spec`)."""
     if model:
         from lexir.learning.systems import trained_spec
 
         return trained_spec(model, seen)
+    order = find_jurisdiction(jurisdiction or None, language or None)
+    if order is not None and order.recommended:
+        return order.recommended
     return language_defaults(language).recommended
 
 
 def _table() -> str:
-    return "; ".join(f"{'others' if d.language == '*' else d.language}: {d.recommended}"
-                     for d in all_language_defaults())
+    """The pipelines, for ``lexir systems``: each language's row, then each legal order's own."""
+    rows = [f"{'others' if d.language == '*' else d.language}: {d.recommended}" for d in all_language_defaults()]
+    own = [f"{j.name} ({j.code}): {j.recommended}" for j in jurisdictions() if j.recommended]
+    return "; ".join(rows) + (f"; a legal order's own, before its language's: {'; '.join(own)}" if own else "")
 
 
-@register_system("recommended", "the best non-LLM pipeline for the corpus's language, chosen on development "
-                 f"data ({_table()}); with model=DIR (lexir train recommended) that pipeline plus what the "
-                 "model learned from judged questions", stands_for=recommended_spec,
+@register_system("recommended", "the best non-LLM pipeline for the corpus's legal order and language, chosen on "
+                 f"development data ({_table()}); with model=DIR (lexir train recommended) that pipeline plus what "
+                 "the model learned from judged questions", stands_for=recommended_spec,
                  model=Param("", "a model folder written by `lexir train recommended` (empty: the unsupervised "
                              "pipeline)", type=str),
                  seen=Param("refuse", "with model: questions the model was trained on refuse the run, warn, "
@@ -71,6 +81,6 @@ def build_recommended(corpus: Corpus, *, model: str = "", seen: str = "refuse",
 
         inner = build_trained(corpus, model, context, seen=seen, expect=("recommended",))
         return RecommendedRetriever(inner, recommended_spec(corpus.language, model, seen), corpus.language)
-    spec = recommended_spec(corpus.language)
+    spec = recommended_spec(corpus.language, jurisdiction=corpus.jurisdiction)
     inner = context.build(spec, corpus, context.progress)
     return RecommendedRetriever(inner, spec, corpus.language)

@@ -56,11 +56,13 @@ DENSE = ("auto", "on", "off")
 LTR = ("off", "auto", "on")  # auto: lambdarank where LightGBM is installed and it wins on inner folds
 
 
-def default_base(system: str, language: str) -> str:
+def default_base(system: str, corpus: Corpus) -> str:
+    """What ``system`` is trained over when no ``base`` is given: ``recommended``'s pipeline for
+    the corpus (its legal order's, else its language's), else BM25."""
     if system == "recommended":
         from lexir.learning.recommended import recommended_spec
 
-        return recommended_spec(language)
+        return recommended_spec(corpus.language, jurisdiction=corpus.jurisdiction)
     return "bm25"
 
 
@@ -89,7 +91,7 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
     if len(usable) < 10:
         raise ValueError(f"{queries.name}: {len(usable)} judged questions cite provisions of corpus "
                          f"{corpus.name!r}; training needs at least 10")
-    base_spec = options.get("base") or default_base(system, corpus.language)
+    base_spec = options.get("base") or default_base(system, corpus)
     folds, depth = options.get("folds", 3), options.get("depth", DEPTH)
     start = time.perf_counter()
     base = build_retriever(corpus, base_spec)

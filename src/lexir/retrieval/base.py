@@ -120,9 +120,9 @@ class System:
     factory: Callable[..., Retriever]
     description: str
     params: dict[str, Param] = field(default_factory=dict)
-    # For a system that only stands for another spec chosen per corpus language (``recommended``):
-    # (language, **resolved parameters) -> that spec. What it builds then changes with its table
-    # (or its model), not with its name.
+    # For a system that only stands for another spec chosen per corpus (``recommended``: per legal
+    # order and language): (language, jurisdiction=code, **resolved parameters) -> that spec. What
+    # it builds then changes with its table (or its model), not with its name.
     stands_for: Callable[..., str] | None = None
 
     @property
@@ -174,7 +174,7 @@ LOOSE_CONTEXT = frozenset({"qrels", "client"})
 def register_system(name: str, description: str, *, stands_for: Callable[..., str] | None = None,
                     **defaults: Any):
     """Decorator: ``@register_system("bm25", "...", k1=1.2, b=0.75)`` over a factory.
-    ``stands_for``: (language, **parameters) -> the spec the system builds (see :attr:`System.stands_for`)."""
+    ``stands_for``: (language, jurisdiction=code, **parameters) -> the spec the system builds (see :attr:`System.stands_for`)."""
 
     def wrap(factory: Callable[..., Retriever]) -> Callable[..., Retriever]:
         if name in _SYSTEMS:

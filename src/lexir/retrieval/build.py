@@ -148,10 +148,11 @@ def _cache_entry(folder: Path, corpus: Corpus) -> Retriever | None:
     return _load_cached(folder, read_marker(marker, "cached index", INDEX_FORMAT)["class"], corpus)
 
 
-def effective_spec(system: str, params: Mapping[str, Any] | None, language: str) -> str:
-    """The full spec ``system`` with ``params`` builds over a corpus in ``language``: every
-    parameter resolved, every system that stands for another (``recommended``) replaced by
-    what it stands for in that language, recursively through the parts of composite systems.
+def effective_spec(system: str, params: Mapping[str, Any] | None, language: str, jurisdiction: str = "") -> str:
+    """The full spec ``system`` with ``params`` builds over a corpus in ``language`` of the legal
+    order ``jurisdiction`` ("" when unknown): every parameter resolved, every system that stands for
+    another (``recommended``) replaced by what it stands for there, recursively through the parts
+    of composite systems.
 
     Two calls give the same string exactly when the same pipeline is built, so it is the key
     for anything saved from a system's output (an experiment's runs): editing the table behind
@@ -162,11 +163,12 @@ def effective_spec(system: str, params: Mapping[str, Any] | None, language: str)
     values = {**spec.param_dict, **dict(params or {})}
     resolved = definition.resolve(values)  # refuses parameters the system does not take
     if definition.stands_for is not None:  # given the resolved parameters too (recommended's model=DIR)
-        return effective_spec(definition.stands_for(language, **resolved), None, language)
+        return effective_spec(definition.stands_for(language, jurisdiction=jurisdiction, **resolved), None,
+                              language, jurisdiction)
     for key in definition.spec_params():
         if not str(resolved[key]).strip():
             continue
-        resolved[key] = "+".join(effective_spec(str(part), None, language)
+        resolved[key] = "+".join(effective_spec(str(part), None, language, jurisdiction)
                                  for part in parse_spec_list(str(resolved[key])))
     return str(Spec(spec.name, tuple((k, str(v)) for k, v in sorted(resolved.items()))))
 

@@ -82,6 +82,38 @@ def test_search_prints_citations_and_snippets():
     assert result.exit_code == 0 and "no results" in result.output
 
 
+def test_a_long_build_reports_progress_in_plain_lines_where_stderr_is_no_terminal(tmp_path, monkeypatch):
+    """In a log or a pipe (no terminal: no bar) a build still says how far it is, every
+    PLAIN_EVERY_S seconds (0 here: at each step); a quick one (the default interval) says nothing."""
+    import re
+
+    from lexir.cli import main
+
+    monkeypatch.setenv("LEXIR_CACHE", str(tmp_path / "cache"))  # built, not loaded
+    quiet = invoke("search", "demo", "obrona konieczna", "-k", "1", "-p", "mode=stem")
+    assert quiet.exit_code == 0 and "indexing demo" not in quiet.output, quiet.output
+    monkeypatch.setattr(main, "PLAIN_EVERY_S", 0.0)
+    result = invoke("search", "demo", "obrona konieczna", "-k", "1", "-p", "mode=lemma")
+    assert result.exit_code == 0, result.output
+    lines = re.findall(r"indexing demo \(bm25\): ([\d,]+) of 458 \((\d+)%\), \d+:\d\d elapsed", result.output)
+    assert lines, result.output
+    done = [int(n.replace(",", "")) for n, _ in lines]
+    assert done == sorted(done) and done[-1] == 458 and "kk::25" in result.output
+
+
+def test_plain_progress_lines_come_at_most_every_interval_and_say_what_is_left(monkeypatch, capsys):
+    from lexir.cli import main
+
+    times = iter([0.0, 10.0, 31.0, 45.0, 62.0, 3700.0])  # the start, then one reading per step
+    advance = main._plain_progress("encoding x", 4_000, clock=lambda: next(times))
+    for n in (100, 900, 500, 500, 1_000):
+        advance(n)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["encoding x: 1,000 of 4,000 (25%), 0:31 elapsed, about 1:33 left",
+                     "encoding x: 2,000 of 4,000 (50%), 1:02 elapsed, about 1:02 left",
+                     "encoding x: 3,000 of 4,000 (75%), 1:01:40 elapsed, about 20:33 left"]
+
+
 def test_index_then_search_with_the_saved_index(tmp_path):
     result = invoke("index", "demo", "--output", tmp_path / "idx", "-p", "mode=stem")
     assert result.exit_code == 0, result.output

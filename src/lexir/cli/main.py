@@ -6,6 +6,7 @@ import html
 import json
 import re
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,12 +33,53 @@ class CLIError(Exception):
     pass
 
 
+PLAIN_EVERY_S = 30.0  # where stderr is no terminal (a log, a pipe): a progress line at most this often
+
+
 @contextmanager
 def progress_bar(description: str, total: int | None):
+    """A progress bar on a terminal's stderr; elsewhere (a log file, a pipe, CI) a plain line every
+    :data:`PLAIN_EVERY_S` seconds, so that a long first build (a dense encoding: minutes to tens of
+    minutes) is never silent. Yields ``advance(n=1)``."""
+    if not err.is_terminal:
+        yield _plain_progress(description, total)
+        return
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=True, disable=not err.is_terminal) as bar:
+                  console=err, transient=True) as bar:
         task = bar.add_task(description, total=total)
         yield lambda n=1: bar.advance(task, n)
+
+
+def _plain_progress(description: str, total: int | None, clock=time.monotonic):
+    """``advance(n=1)`` that writes ``description: done of total (p%), elapsed, about ... left`` to
+    stderr once :data:`PLAIN_EVERY_S` seconds have passed since the start or the last line."""
+    start = last = clock()
+    done = 0
+    lock = threading.Lock()  # a build may report from several threads
+
+    def advance(n: int = 1) -> None:
+        nonlocal done, last
+        with lock:
+            done += n
+            now = clock()
+            if now - last < PLAIN_EVERY_S:
+                return
+            last = now
+        elapsed = now - start
+        line = f"{description}: {done:,}"
+        if total:
+            line += f" of {total:,} ({100 * done / total:.0f}%)"
+        line += f", {_clock(elapsed)} elapsed"
+        if total and 0 < done < total:
+            line += f", about {_clock(elapsed * (total - done) / done)} left"
+        err.print(line, highlight=False, soft_wrap=True, markup=False)
+
+    return advance
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}" if minutes >= 60 else f"{minutes}:{secs:02d}"
 
 
 def fail(message: str) -> None:
@@ -427,8 +469,10 @@ def experiment(config: Path, data_dir: Path = DataDir,
     bars = {}
 
     def progress_factory(name, total):
+        if not err.is_terminal:  # a log: plain lines, as every other command's progress
+            return _plain_progress(name, total)
         bars[name] = Progress(TextColumn(f"[bold]{name}"), BarColumn(), MofNCompleteColumn(), console=err,
-                              transient=True, disable=not err.is_terminal)
+                              transient=True)
         bars[name].start()
         task = bars[name].add_task(name, total=total)
 

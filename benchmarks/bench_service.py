@@ -288,6 +288,9 @@ def main() -> None:
                         help="lexir serve --system (repeatable; default bm25 alone: lexir serve's default, recommended "
                              "beside bm25, would run recommended's dense encoding in the background while timed, "
                              "when it is not cached)")
+    parser.add_argument("--also", action="append", default=[], metavar="PARAMS",
+                        help="also time the GET searches with these query parameters added (repeatable), e.g. "
+                             "text=false: what an answer without the hits' texts costs the server")
     parser.add_argument("--no-request-log", action="store_true",
                         help="serve without the JSON request log (default: the log on, into the server's log file)")
     args = parser.parse_args()
@@ -318,6 +321,11 @@ def main() -> None:
             for n in levels:
                 healthz[n] = load_path(port, "/healthz", args.seconds, n, server=proc.pid)
                 results.append(load(port, corpus, queries, n, args.seconds, server=proc.pid))
+                for extra in args.also:
+                    paths = [f"/v1/{corpus}/search?" + urllib.parse.urlencode({"q": q, "k": 10}) + "&" + extra
+                             for q in queries]
+                    results.append({**load(port, corpus, queries, n, args.seconds, paths, server=proc.pid),
+                                    "also": extra})
             if args.batch:
                 results += [load(port, corpus, queries, n, args.seconds, batch=args.batch, server=proc.pid)
                             for n in levels]
@@ -342,9 +350,9 @@ def main() -> None:
         for r in results:
             print(f"{r['clients']:>8} {r['batch'] or 1:>6} {r['requests']:>9} {r['rps']:>8.1f} {r['searches_per_s']:>11.1f} "
                   f"{r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['errors']:>7} {r['server_cpu_ms']:>18.3f}"
-                  + (f"  {r['statuses']}" if r["statuses"] else ""))
+                  + (f"  {r['statuses']}" if r["statuses"] else "") + (f"  (GET with {r['also']})" if "also" in r else ""))
         for n, h in healthz.items():
-            searched = next(r for r in results if r["clients"] == n and not r["batch"])
+            searched = next(r for r in results if r["clients"] == n and not r["batch"] and "also" not in r)
             print(f"{'healthz':>8} {n:>6} {h['requests']:>9} {h['rps']:>8.1f} {'':>11} {h['p50_ms']:>8.2f} "
                   f"{h['p99_ms']:>8.2f} {h['errors']:>7} {h['server_cpu_ms']:>18.3f}  search / healthz at {n} "
                   f"clients: {searched['rps'] / h['rps']:.0%} (server CPU per request: "
@@ -360,7 +368,7 @@ def main() -> None:
             else:
                 print(f"in-process {name:<21} {r['searches_per_s']:>8.1f} searches/s  p50 {r['p50_ms']:.2f} ms "
                       f"per batch of {args.batch}")
-        best = max(r["rps"] for r in results if not r["batch"])
+        best = max(r["rps"] for r in results if not r["batch"] and "also" not in r)
         one = results[0]
         print(f"overhead per request at 1 client: {one['p50_ms'] - local['retriever']['p50_ms']:.2f} ms (p50, vs the "
               f"retriever), {one['p50_ms'] - local['service_search']['p50_ms']:.2f} ms (vs the service's search in-process)")

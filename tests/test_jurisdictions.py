@@ -36,6 +36,29 @@ def test_the_catalogue_registers_every_folder():
         register_jurisdiction(Jurisdiction(code="de", name="Germany again", language="de"))
 
 
+def test_each_order_lists_the_data_files_of_its_own_datasets(tmp_path):
+    """An order's table of data files lives in its folder (``Jurisdiction.files``) and names only
+    datasets that order registers; every pinned file of a registered dataset comes from one; a
+    malformed row is refused with the table and the line."""
+    from lexir.datasets.registry import DatasetError, _order_files, names
+
+    for order in jurisdictions():
+        assert order.files is not None and order.files.is_file(), order.code
+        rows = _order_files(order.files)
+        assert rows, order.code
+        for row in rows:
+            loader = lexir.datasets.registry.get(row.dataset).loader
+            module = getattr(loader, "func", loader).__module__
+            assert module.startswith(f"lexir.jurisdictions.{order.code}"), (order.code, row.dataset, module)
+    pinned = {(f.dataset, f.path) for name in names() for f in lexir.datasets.registry.get(name).files}
+    listed = {(f.dataset, f.path) for order in jurisdictions() for f in _order_files(order.files)}
+    assert pinned == listed and len(listed) == sum(len(_order_files(o.files)) for o in jurisdictions())
+    bad = tmp_path / "files.tsv"
+    bad.write_text("# a comment\nat-laws\tat/laws.tar.xz\tgithub.com/x\tb9d25e5\tfiles\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"files.tsv line 2: expected 6 tab-separated fields, got 5"):
+        _order_files(bad)
+
+
 def test_language_is_not_jurisdiction():
     """German text is German law unless the corpus says it is Austrian; a language no order
     claims has no order (ids written as they are, no citations)."""

@@ -44,7 +44,9 @@ class Jurisdiction:
     ``article`` where the head depends on the article (German ``Art.`` laws, annexes): it takes the
     label as printed and the article's level. ``acts`` is the act table (``source<TAB>abbreviations
     <TAB>names``, :func:`lexir.citations.model.read_act_table`); its first abbreviation is how
-    citations write an act. ``find_citations(text, known=None, default_act=None, *, kinds=...)``
+    citations write an act. ``files``: the table of data files the order's datasets read (``dataset
+    <TAB>path<TAB>repository<TAB>commit<TAB>upstream path<TAB>sha256``, read by
+    :mod:`lexir.datasets`). ``find_citations(text, known=None, default_act=None, *, kinds=...)``
     finds the order's citations (see :mod:`lexir.citations.extract`). ``graph_default_act``: whether
     a reference that names no act cites the act being read when the statute graph is built.
     ``cited_first``: whether the LLM systems put the articles a question cites first by default
@@ -66,6 +68,7 @@ class Jurisdiction:
     article: str = "{}"
     levels: Mapping[str, str] = field(default_factory=dict)
     acts: Any = None  # a path or Traversable of the act table, or None
+    files: Any = None  # a path or Traversable of the data files table, or None
     find_citations: Callable[..., list] | None = None
     may_cite: Any = None  # a compiled pattern a text must match to hold a citation (None: any text may)
     label: Callable[[str], str] = plain_label

@@ -2,8 +2,9 @@
 
 A dataset module registers itself with :func:`register`; a legal order names its dataset modules
 in its :class:`lexir.jurisdiction.Jurisdiction` record (``datasets``), and they are imported on the
-first lookup here. Adding a dataset means one module plus its rows in ``data/files.tsv`` (where each file lies under the data directory,
-where it comes from upstream, and its sha256). A name no dataset has may still match a
+first lookup here. Adding a dataset means one module plus its rows in the order's table of data
+files (``Jurisdiction.files``: ``lexir/jurisdictions/<code>/data/files.tsv``, where each file lies
+under the data directory, where it comes from upstream, and its sha256). A name no dataset has may still match a
 pattern (:func:`register_pattern`): ``NAME@YYYY-MM-DD`` is a dataset with a history as in
 force on that day. Content is read through :func:`lexir.datasets.open`, the one door to data.
 
@@ -21,13 +22,13 @@ import re
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache, partial
-from importlib import resources
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import Any
 
 from lexir.io.paths import file_sha256
 from lexir.io.tables import table_rows
+from lexir.jurisdiction import jurisdictions
 from lexir.types import DocumentStream
 
 _PROJECT_ROOT = Path(__file__).resolve().parents[3]
@@ -216,8 +217,6 @@ def _load_builtin_modules() -> None:
     # legal order names its own (lexir.jurisdictions.<code>); this layer never names an order.
     import importlib
 
-    from lexir.jurisdiction import jurisdictions
-
     for order in jurisdictions():
         for module in order.datasets:
             if module not in sys.modules:  # every lookup comes here: import each once
@@ -253,7 +252,14 @@ def file_status(f: DataFile, data_dir: Path, hash_it: bool = True) -> str:
     return "ok"
 
 
-@lru_cache(maxsize=1)
 def _file_table() -> tuple[DataFile, ...]:
-    text = (resources.files("lexir.datasets") / "data" / "files.tsv").read_text(encoding="utf-8")
-    return tuple(DataFile(*cells) for _, cells in table_rows(text, "files.tsv", 6, DatasetError))
+    """Every legal order's data files (its ``files`` table), in catalogue order."""
+    return tuple(f for order in jurisdictions() if order.files is not None for f in _order_files(order.files))
+
+
+@cache
+def _order_files(table: Any) -> tuple[DataFile, ...]:
+    """One order's table of data files; a malformed row is a :class:`DatasetError` naming the table
+    and the line."""
+    text = table.read_text(encoding="utf-8")
+    return tuple(DataFile(*cells) for _, cells in table_rows(text, str(table), 6, DatasetError))

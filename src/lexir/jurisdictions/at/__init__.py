@@ -34,6 +34,7 @@ AUSTRIA = register_jurisdiction(Jurisdiction(
     article="§ {}",
     levels={"abs": "Abs {}", "z": "Z {}", "lit": "lit {}", "sublit": "lit {}"},
     acts=resources.files(__name__) / "data" / "acts.tsv",
+    files=resources.files(__name__) / "data" / "files.tsv",  # the data files its datasets read
     find_citations=_find_citations,
     article_head=article_head,
     home_of_language=False,  # German text is German law unless a corpus says it is Austrian

@@ -31,6 +31,7 @@ GERMANY = register_jurisdiction(Jurisdiction(
     levels={"abs": "Abs. {}", "satz": "S. {}", "nr": "Nr. {}", "lit": "Buchst. {}", "dlit": "Doppelbuchst. {}",
             "tlit": "Dreifachbuchst. {}"},
     acts=resources.files(__name__) / "data" / "acts.tsv",
+    files=resources.files(__name__) / "data" / "files.tsv",  # the data files its datasets read
     find_citations=_find_citations,
     may_cite=re.compile(r"§|Art|Abs|Satz|Nr|Buchst|Ziff"),  # the finder needs one of its keywords
     article_head=article_head,

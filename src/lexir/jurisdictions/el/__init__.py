@@ -20,6 +20,7 @@ GREECE = register_jurisdiction(Jurisdiction(
     article="άρθρο {}",
     levels={"par": "παρ. {}", "item": "περ. {}"},
     acts=resources.files(__name__) / "data" / "citation_acts.tsv",
+    files=resources.files(__name__) / "data" / "files.tsv",  # the data files its datasets read
     find_citations=_find_citations,
     datasets=("lexir.jurisdictions.el.datasets", "lexir.jurisdictions.el.greekbar"),
 ))

@@ -39,6 +39,7 @@ FRANCE = register_jurisdiction(Jurisdiction(
     article="art. {}",
     levels={"al": "al. {}", "item": "{}°", "lit": "{})"},
     acts=resources.files(__name__) / "data" / "acts.tsv",
+    files=resources.files(__name__) / "data" / "files.tsv",  # the data files its datasets read
     find_citations=_find_citations,
     label=label,
     datasets=("lexir.jurisdictions.fr.datasets",),

@@ -59,6 +59,7 @@ POLAND = register_jurisdiction(Jurisdiction(
     article="art. {}",
     levels={"par": "§ {}", "ust": "ust. {}", "pkt": "pkt {}", "lit": "lit. {}", "tiret": "tiret {}", "zd": "zd. {}"},
     acts=resources.files(__name__) / "data" / "acts.tsv",
+    files=resources.files(__name__) / "data" / "files.tsv",  # the data files its datasets read
     find_citations=_find_citations,
     label=superscript_label,
     # a bare "art. 5" in a code's text stays unresolved in the statute graph: resolving it to the code

@@ -75,6 +75,11 @@ def test_words100_windows(laws):
 def test_chunk_corpus_mapping(laws):
     corpus, mapping = chunk_corpus([laws["GG"]], "abs")
     assert mapping["GG::1/abs:1"] == "GG::1/abs:1" and corpus["GG::1/abs:1"].text.startswith("(1) Die Würde")
+    assert (corpus.language, corpus.jurisdiction) == ("de", "")  # German law: the acts name no other order
+    import dataclasses
+
+    austrian = dataclasses.replace(laws["GG"], jurisdiction="at")  # the acts' order, not their language's
+    assert (chunk_corpus([austrian], "abs")[0].jurisdiction, chunk_corpus([austrian], "abs")[0].language) == ("at", "de")
     assert set(mapping) == set(corpus.ids)
     with pytest.raises(ValueError, match="unknown chunking level"):
         list(chunk_act(laws["GG"], "kapitel"))

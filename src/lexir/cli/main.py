@@ -504,12 +504,19 @@ def experiment(config: Path, data_dir: Path = DataDir,
         raise typer.Exit(1)
 
 
+def _order_codes() -> list[str]:
+    """The registered legal orders' codes (the catalogue's folders), for help texts."""
+    from lexir.jurisdiction import codes
+
+    return codes()
+
+
 @app.command()
 @guarded
 def cite(
     file: Path = typer.Argument(None, help="Text file to read (default: standard input)"),
     jurisdiction: str = typer.Option("pl", "--jurisdiction", "-j", "--lang",
-                                     help="The legal order whose citations to find: pl | de | el | fr | at "
+                                     help=f"The legal order whose citations to find: {' | '.join(_order_codes())} "
                                           "(--lang: its old name)"),
     default_act: str = typer.Option(None, "--default-act", help="Act of references that name none"),
     all_kinds: bool = typer.Option(False, "--all-kinds", help="German: also contract and by-law clauses, "

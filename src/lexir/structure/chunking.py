@@ -87,13 +87,17 @@ def chunk_acts(acts: Iterable[Act], level: str) -> Iterator[Chunk]:
         yield from chunk_act(act, level)
 
 
-def chunk_corpus(acts: Iterable[Act], level: str, name: str = "", language: str = "de"
+def chunk_corpus(acts: Iterable[Act], level: str, name: str = "", language: str = ""
                  ) -> tuple[Corpus, dict[str, str]]:
-    """A corpus of the chunks of ``acts`` at ``level`` and the chunk id -> unit id mapping."""
+    """A corpus of the chunks of ``acts`` at ``level`` and the chunk id -> unit id mapping. Its
+    language (unless given) and its legal order are the acts' own (those of the first act that
+    has one)."""
     acts = list(acts)
     chunks = list(chunk_acts(acts, level))
     docs = [Document(c.id, c.text, c.title) for c in chunks]
-    corpus = Corpus(name or f"chunks-{level}", docs, language=language, acts=acts)
+    language = language or next((a.language for a in acts if a.language), "")
+    order = next((a.jurisdiction for a in acts if a.jurisdiction), "")
+    corpus = Corpus(name or f"chunks-{level}", docs, language=language, jurisdiction=order, acts=acts)
     return corpus, {c.id: c.unit for c in chunks}
 
 

@@ -55,8 +55,9 @@ def test_each_order_lists_the_data_files_of_its_own_datasets(tmp_path):
     assert pinned == listed and len(listed) == sum(len(_order_files(o.files)) for o in jurisdictions())
     bad = tmp_path / "files.tsv"
     bad.write_text("# a comment\nat-laws\tat/laws.tar.xz\tgithub.com/x\tb9d25e5\tfiles\n", encoding="utf-8")
-    with pytest.raises(DatasetError, match=r"files.tsv line 2: expected 6 tab-separated fields, got 5"):
-        _order_files(bad)
+    for table in (bad, str(bad)):  # a Traversable or Path, or a path as a string
+        with pytest.raises(DatasetError, match=r"files.tsv line 2: expected 6 tab-separated fields, got 5"):
+            _order_files(table)
 
 
 def test_language_is_not_jurisdiction():

@@ -261,5 +261,5 @@ def _file_table() -> tuple[DataFile, ...]:
 def _order_files(table: Any) -> tuple[DataFile, ...]:
     """One order's table of data files; a malformed row is a :class:`DatasetError` naming the table
     and the line."""
-    text = table.read_text(encoding="utf-8")
+    text = (Path(table) if isinstance(table, str) else table).read_text(encoding="utf-8")
     return tuple(DataFile(*cells) for _, cells in table_rows(text, str(table), 6, DatasetError))

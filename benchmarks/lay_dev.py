@@ -29,6 +29,9 @@ the statutes' words.
     nice -n 5 python benchmarks/lay_dev.py --set fr --systems "bm25+bm25(mode=stem;stoplist=iso)"
     nice -n 5 python benchmarks/lay_dev.py --set at --no-checks
 
+``--paired`` then tests each row against the first, question by question (lexir's paired
+randomisation test over nDCG@10, with the questions each row answers better and worse).
+
 The sets are legal orders, not languages (``at`` is German-language); ``--lang`` is the old name of
 ``--set``.
 """
@@ -106,10 +109,29 @@ def missing_gold(qrels: dict, corpus: Corpus) -> list[str]:
     return sorted({doc for gold in qrels.values() for doc in gold} - set(corpus.ids))
 
 
-def scores(retriever, queries, qrels) -> dict[str, float]:
+def scores(retriever, queries, qrels, runs: dict | None = None, name: str = "") -> dict[str, float]:
+    """The means of MEASURES over ``queries``; with ``runs``, the run is kept there under ``name``."""
     run = retriever.search_many(queries, 100)
-    ev = evaluate({q.id: run.get(q.id, {}) for q in queries}, {q.id: qrels[q.id] for q in queries}, MEASURES)
+    run = {q.id: run.get(q.id, {}) for q in queries}
+    if runs is not None:
+        runs[name] = run
+    ev = evaluate(run, {q.id: qrels[q.id] for q in queries}, MEASURES)
     return {m: ev.mean(m) for m in MEASURES}
+
+
+def paired(runs: dict, qrels: dict) -> None:
+    """Each row against the first on the lay questions' nDCG@10: questions better and worse, the
+    difference, and the paired randomisation test's p (lexir.evaluation.compare)."""
+    from lexir.evaluation.compare import compare
+
+    names = list(runs)
+    result = compare(runs, qrels, names[0], measures=("nDCG@10",), tests=("nDCG@10",))
+    per = {name: result.evaluations[name].values("nDCG@10") for name in names}
+    print(f"\npaired against `{names[0]}` (lay nDCG@10, per question):")
+    for test in result.tests:
+        diffs = [a - b for a, b in zip(per[test.system], per[names[0]], strict=True)]
+        print(f"- `{test.system}`: {sum(d > 1e-9 for d in diffs)} better, {sum(d < -1e-9 for d in diffs)} worse, "
+              f"{sum(abs(d) <= 1e-9 for d in diffs)} the same; difference {test.delta:+.3f}, randomisation p = {test.p:.3f}")
 
 
 def main() -> None:
@@ -118,6 +140,8 @@ def main() -> None:
                     help="the legal order's questions (--lang: the old name)")
     ap.add_argument("--systems", help="system specs joined by '+' (as combsum's systems=); default: the language's rows")
     ap.add_argument("--no-checks", action="store_true", help="skip the development sets printed beside")
+    ap.add_argument("--paired", action="store_true",
+                    help="also test each row against the first, question by question (paired randomisation test)")
     args = ap.parse_args()
     lay = LAY_SETS[args.set]
     queries, qrels = lay_questions(HERE / "data" / lay.file)
@@ -132,12 +156,15 @@ def main() -> None:
     header = " | ".join(f"lay {m}" for m in MEASURES) + "".join(f" | {label} nDCG@10" for label, _, _ in checks)
     print(f"| system | {header} |")
     specs = parse_spec_list(args.systems) if args.systems else lay.systems
+    runs: dict = {}
     for spec in map(str, specs):
-        found = scores(build_retriever(corpus, spec), queries, qrels)
+        found = scores(build_retriever(corpus, spec), queries, qrels, runs, spec)
         cells = [f"{found[m]:.3f}" for m in MEASURES]
         for _, check_corpus, qs in checks:
             cells.append(f"{scores(build_retriever(check_corpus, spec), list(qs.queries), qs.qrels)['nDCG@10']:.3f}")
         print(f"| `{spec}` | " + " | ".join(cells) + " |", flush=True)
+    if args.paired and len(runs) > 1:
+        paired(runs, qrels)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,6 @@ AUSTRIA = register_jurisdiction(Jurisdiction(
                 "first_person=true;long_weights=1,1.5)",
     recommended_chosen_on="benchmarks/lay_dev.py --set at (45 Austrian everyday questions, every one told: "
                           "nDCG@10 0.233 at 1, 0.245 at 1.25, 0.269 at 1.5, 0.266 at 2; 1.5 against 1: 8 "
-                          "questions better, 1 worse, randomisation p = 0.013); at-dev has no told question, "
+                          "questions better, 1 worse, randomisation p = 0.011, lay_dev.py --paired); at-dev has no told question, "
                           "so its figures stay; German lay questions keep 1 (at 1.5: 0.117 -> 0.110)",
 ))

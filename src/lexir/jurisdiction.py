@@ -57,9 +57,8 @@ class Jurisdiction:
     (German text as German law; Austria, also German-language, is chosen by name).
     ``id_prefix`` is put before every act id of the order where its abbreviations would collide
     with another order's (Austria: ``AT-StGB``). ``recommended``: the order's own ``recommended``
-    pipeline, where one was chosen on the order's development data (``recommended_chosen_on`` names
-    the measurement), else "" and a corpus of the order gets its language's
-    (``lexir/analysis/data/defaults.tsv``).
+    pipeline, where one was chosen on the order's development data (say on which beside it), else
+    "" and a corpus of the order gets its language's (``lexir/analysis/data/defaults.tsv``).
     """
 
     code: str
@@ -82,7 +81,6 @@ class Jurisdiction:
     id_prefix: str = ""
     datasets: tuple[str, ...] = ()
     recommended: str = ""
-    recommended_chosen_on: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "levels", MappingProxyType(dict(self.levels)))

@@ -62,6 +62,9 @@ class LexirRetriever(BaseRetriever):
     language: str | None = None
     data_dir: str | None = None
     timeout: float = 60.0
+    retries: int = 2
+    """Over HTTP: how many times a request lost on the way (a dropped connection, a 500/502/503/504
+    from a proxy, a 429) is sent again."""
 
     _search: Any = PrivateAttr(default=None)
 
@@ -71,7 +74,7 @@ class LexirRetriever(BaseRetriever):
         check_k(self.k)
         self._search = searcher(self.corpus, self.system, url=self.url, retriever=self.retriever,
                                 params=self.params, api_key=self.api_key, language=self.language,
-                                data_dir=self.data_dir, timeout=self.timeout)
+                                data_dir=self.data_dir, timeout=self.timeout, retries=self.retries)
 
     def _args(self, kwargs: dict[str, Any]) -> tuple[int, str | None]:
         unknown = set(kwargs) - {"k", "as_of"}

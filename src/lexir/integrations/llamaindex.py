@@ -44,20 +44,21 @@ class LexirRetriever(BaseRetriever):
     ``corpus``: a registered name or path (over HTTP: the name it is served under; with
     ``retriever``: the Corpus that retriever was built on). ``system``: a name or spec (in
     process the default is ``bm25``; over HTTP the server's first). ``url``: a running
-    ``lexir serve``. ``as_of``: YYYY-MM-DD, the law as it stood that day.
+    ``lexir serve``. ``as_of``: YYYY-MM-DD, the law as it stood that day. ``retries``: over HTTP,
+    how many times a request lost on the way is sent again (docs/integrations.md).
     """
 
     def __init__(self, corpus: Any = None, system: str | None = None, k: int = 5, as_of: str | None = None,
                  *, url: str | None = None, api_key: str | None = None, retriever: Any = None,
                  params: dict[str, Any] | None = None, language: str | None = None,
-                 data_dir: str | None = None, timeout: float = 60.0,
+                 data_dir: str | None = None, timeout: float = 60.0, retries: int = 2,
                  callback_manager: CallbackManager | None = None, verbose: bool = False,
                  _search: Any = None) -> None:
         self.k = check_k(k)
         self.as_of = as_of
         self._search = _search or searcher(corpus, system, url=url, retriever=retriever, params=params,
                                            api_key=api_key, language=language, data_dir=data_dir,
-                                           timeout=timeout)
+                                           timeout=timeout, retries=retries)
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     def at(self, as_of: str | None) -> LexirRetriever:

@@ -6,11 +6,26 @@ citation, breadcrumbs and scores a hit of ``lexir serve`` has. :class:`RemoteSea
 running ``lexir serve`` (``GET /v1/{corpus}/search``; for a corpus with a history also
 ``POST /v1/{corpus}/validity`` for the hits' ``valid_from``/``valid_to``). Either raises
 :class:`LexirSearchError` (a ``ValueError``) with the service's message for a refused search.
+
+Every request :class:`RemoteSearch` sends reads and changes nothing, so where it is lost on the way
+(a replica or a proxy that died under it, a connection that dropped) it is sent again, ``retries``
+times at most, as docs/ray.md asks of a client: on a status no lexir service answers of itself but
+what stands in front of it does (500 from Ray Serve's proxy for a replica that died, 502 and 504
+from a load balancer, 503 from a front or shard with none alive, 429 from a server at its limit of
+requests in flight) and on a connection that failed or dropped before an answer came. Never on a
+read timeout (the server may still be at work; sending again doubles its load) nor on another 4xx
+(sending again would be refused again), nor on lexir's own 503 for a system still being built
+(``preparing``: that takes minutes, and its message names what is ready now). Each resend waits
+0.1 s, 0.2 s, 0.4 s, ... or the ``Retry-After`` the server asked for, and is given up when that
+asks for more than :data:`MAX_RETRY_AFTER_S`. All sends of one search carry one
+``X-Request-ID``, so the server's log ties them together.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -154,20 +169,75 @@ class GivenState(ServiceState):
         return self._given
 
 
+#: The statuses a read-only request is sent again on (see the module's docstring).
+RESEND_STATUSES = frozenset({429, 500, 502, 503, 504})
+#: lexir's own 503 for a system still being built (minutes; its message names what is ready now)
+NOT_RESENT_CODES = frozenset({"preparing"})
+#: A ``Retry-After`` longer than this is not waited for: the search fails with the server's message.
+MAX_RETRY_AFTER_S = 10.0
+#: The wait before the first resend; each next one waits twice as long.
+FIRST_BACKOFF_S = 0.1
+
+
+def resend_wait(attempt: int, retries: int, status: int | None = None, retry_after: str | None = None,
+                error: Exception | None = None, code: str | None = None) -> float | None:
+    """Seconds to wait before sending a read-only request again after its ``attempt``-th try (0 the
+    first) answered ``status`` (with ``retry_after``, and lexir's error ``code`` where the answer is
+    lexir's) or failed with ``error``; None: not again."""
+    import httpx
+
+    if attempt >= retries:
+        return None
+    if error is not None:
+        # a connection refused, reset or closed before an answer, or one that could not be opened in
+        # time; a read timeout is not among them (the server may still be at work)
+        if not isinstance(error, httpx.NetworkError | httpx.RemoteProtocolError | httpx.ConnectTimeout):
+            return None
+    elif status not in RESEND_STATUSES or code in NOT_RESENT_CODES:
+        return None
+    wait = FIRST_BACKOFF_S * 2 ** attempt
+    if retry_after is not None:
+        try:
+            asked = float(retry_after)
+        except ValueError:  # an HTTP date: not sent by lexir; the back-off stands
+            asked = wait
+        if asked > MAX_RETRY_AFTER_S:
+            return None
+        wait = max(wait, asked)
+    return wait
+
+
+def _error_code(response) -> str | None:
+    """lexir's error code in a refusal's JSON (``{"error": {"code": ...}}``), None in anything else."""
+    if response.status_code < 400 or "json" not in response.headers.get("content-type", ""):
+        return None
+    try:
+        error = response.json().get("error")
+    except (ValueError, AttributeError):
+        return None
+    return error.get("code") if isinstance(error, dict) else None
+
+
 class RemoteSearch:
-    """Search a running ``lexir serve`` at ``url`` (``http://127.0.0.1:8000``)."""
+    """Search a running ``lexir serve`` at ``url`` (``http://127.0.0.1:8000``); a request lost on
+    the way is sent again, ``retries`` times at most (see the module's docstring). ``resent``
+    counts the requests sent again."""
 
     def __init__(self, url: str, corpus: str, system: str | None = None,
                  params: Mapping[str, Any] | None = None, api_key: str | None = None,
-                 timeout: float = 60.0) -> None:
+                 timeout: float = 60.0, retries: int = 2) -> None:
         if not isinstance(corpus, str) or not corpus:
             raise LexirSearchError("over HTTP, corpus is the name the server serves it under", field="corpus")
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise LexirSearchError(f"retries must be a whole number, 0 or more; got {retries!r}", field="retries")
         self.url = url.rstrip("/")
         self.name = corpus
         self.system = system
         self.params = dict(params or {})
         self.headers = {"X-API-Key": api_key} if api_key else {}
         self.timeout = timeout
+        self.retries = retries
+        self.resent = 0
         self._dated: bool | None = None
         self._path = f"/v1/{quote(corpus, safe='')}"
 
@@ -181,7 +251,7 @@ class RemoteSearch:
         return args
 
     @staticmethod
-    def _body(response) -> dict[str, Any]:
+    def _body(response, attempts: int = 1) -> dict[str, Any]:
         try:
             body = response.json()
         except ValueError:
@@ -189,8 +259,9 @@ class RemoteSearch:
         if response.status_code >= 400 or not isinstance(body, dict):
             error = (body or {}).get("error", {}) if isinstance(body, dict) else {}
             message = error.get("message") if isinstance(error, dict) else None
+            tries = f" (the last of {attempts} attempts)" if attempts > 1 else ""
             raise LexirSearchError(f"lexir at {response.url.host}:{response.url.port} answered "
-                                   f"{response.status_code}: {message or response.text[:200]}",
+                                   f"{response.status_code}{tries}: {message or response.text[:200]}",
                                    response.status_code, error.get("code") if isinstance(error, dict) else None,
                                    error.get("field") if isinstance(error, dict) else None)
         return body
@@ -202,48 +273,90 @@ class RemoteSearch:
         entry = next((c for c in corpora.get("corpora", []) if c.get("name") == self.name), None)
         return bool(entry and entry.get("dates"))
 
+    def _send(self, client, method: str, path: str, request_id: str, **kwargs):
+        """One read-only request, sent again while :func:`resend_wait` says so."""
+        import httpx
+
+        headers = {"X-Request-ID": request_id}
+        for attempt in range(self.retries + 1):
+            try:
+                response = client.request(method, path, headers=headers, **kwargs)
+            except httpx.HTTPError as exc:
+                wait = resend_wait(attempt, self.retries, error=exc)
+                if wait is None:
+                    raise self._unreachable(exc, attempt) from exc
+            else:
+                wait = resend_wait(attempt, self.retries, response.status_code, response.headers.get("retry-after"),
+                                   code=_error_code(response))
+                if wait is None:
+                    return self._body(response, attempt + 1)
+            self.resent += 1
+            time.sleep(wait)
+        raise AssertionError("unreachable: the last attempt returns or raises")  # pragma: no cover
+
+    async def _asend(self, client, method: str, path: str, request_id: str, **kwargs):
+        """:meth:`_send` with httpx's async client."""
+        import httpx
+
+        headers = {"X-Request-ID": request_id}
+        for attempt in range(self.retries + 1):
+            try:
+                response = await client.request(method, path, headers=headers, **kwargs)
+            except httpx.HTTPError as exc:
+                wait = resend_wait(attempt, self.retries, error=exc)
+                if wait is None:
+                    raise self._unreachable(exc, attempt) from exc
+            else:
+                wait = resend_wait(attempt, self.retries, response.status_code, response.headers.get("retry-after"),
+                                   code=_error_code(response))
+                if wait is None:
+                    return self._body(response, attempt + 1)
+            self.resent += 1
+            await asyncio.sleep(wait)
+        raise AssertionError("unreachable: the last attempt returns or raises")  # pragma: no cover
+
+    def _unreachable(self, exc: Exception, attempt: int) -> LexirSearchError:
+        tries = f" ({attempt + 1} attempts)" if attempt else ""
+        return LexirSearchError(f"cannot reach lexir at {self.url}{tries}: {type(exc).__name__}: {exc}")
+
     def search(self, query: str, k: int, as_of: str | None = None) -> list[Hit]:
         import httpx
 
-        try:
-            with httpx.Client(base_url=self.url, headers=self.headers, timeout=self.timeout) as client:
-                body = self._body(client.get(f"{self._path}/search", params=self._query(query, k, as_of)))
-                if self._dated is None:
-                    self._dated = self._dated_from(self._body(client.get("/v1/corpora")))
-                validity = None
-                if self._dated and body["hits"]:
-                    validity = self._body(client.post(f"{self._path}/validity", json={
-                        "ids": [h["id"] for h in body["hits"]], "as_of": as_of}))["versions"]
-        except httpx.HTTPError as exc:
-            raise LexirSearchError(f"cannot reach lexir at {self.url}: {exc}") from exc
+        rid = uuid.uuid4().hex
+        with httpx.Client(base_url=self.url, headers=self.headers, timeout=self.timeout) as client:
+            body = self._send(client, "GET", f"{self._path}/search", rid, params=self._query(query, k, as_of))
+            if self._dated is None:
+                self._dated = self._dated_from(self._send(client, "GET", "/v1/corpora", rid))
+            validity = None
+            if self._dated and body["hits"]:
+                validity = self._send(client, "POST", f"{self._path}/validity", rid, json={
+                    "ids": [h["id"] for h in body["hits"]], "as_of": as_of})["versions"]
         return self._hits(body, as_of, validity)
 
     async def asearch(self, query: str, k: int, as_of: str | None = None) -> list[Hit]:
         import httpx
 
-        try:
-            async with httpx.AsyncClient(base_url=self.url, headers=self.headers, timeout=self.timeout) as client:
-                body = self._body(await client.get(f"{self._path}/search", params=self._query(query, k, as_of)))
-                if self._dated is None:
-                    self._dated = self._dated_from(self._body(await client.get("/v1/corpora")))
-                validity = None
-                if self._dated and body["hits"]:
-                    validity = self._body(await client.post(f"{self._path}/validity", json={
-                        "ids": [h["id"] for h in body["hits"]], "as_of": as_of}))["versions"]
-        except httpx.HTTPError as exc:
-            raise LexirSearchError(f"cannot reach lexir at {self.url}: {exc}") from exc
+        rid = uuid.uuid4().hex
+        async with httpx.AsyncClient(base_url=self.url, headers=self.headers, timeout=self.timeout) as client:
+            body = await self._asend(client, "GET", f"{self._path}/search", rid, params=self._query(query, k, as_of))
+            if self._dated is None:
+                self._dated = self._dated_from(await self._asend(client, "GET", "/v1/corpora", rid))
+            validity = None
+            if self._dated and body["hits"]:
+                validity = (await self._asend(client, "POST", f"{self._path}/validity", rid, json={
+                    "ids": [h["id"] for h in body["hits"]], "as_of": as_of}))["versions"]
         return self._hits(body, as_of, validity)
 
 
 def searcher(corpus: Any = None, system: str | None = None, *, url: str | None = None,
              retriever: Any = None, params: Mapping[str, Any] | None = None, api_key: str | None = None,
              language: str | None = None, data_dir: str | None = None,
-             timeout: float = 60.0) -> LocalSearch | RemoteSearch:
+             timeout: float = 60.0, retries: int = 2) -> LocalSearch | RemoteSearch:
     """A :class:`RemoteSearch` when ``url`` is given, else a :class:`LocalSearch`."""
     if url:
         if retriever is not None:
             raise LexirSearchError("give url (a lexir server) or retriever (in process), not both", field="url")
-        return RemoteSearch(url, corpus, system, params, api_key, timeout)
+        return RemoteSearch(url, corpus, system, params, api_key, timeout, retries)
     return LocalSearch(corpus, system, retriever, params, language, data_dir)
 
 

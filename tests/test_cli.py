@@ -74,11 +74,12 @@ def test_errors_are_one_clear_line(tmp_path):
 
 
 def test_search_prints_citations_and_snippets():
-    result = invoke("search", "demo", "przygotowanie do popełnienia czynu zabronionego jest karalne", "-k", "3")
+    result = invoke("search", "demo", "przygotowanie do popełnienia czynu zabronionego jest karalne", "-k", "3",
+                    "--system", "bm25")
     assert result.exit_code == 0, result.output
     assert "kk::16" in result.output and "Przygotowanie" in result.output
     assert "art. 16 k.k." in result.output  # the hit's citation, as the service gives it
-    result = invoke("search", "demo", "i w z")
+    result = invoke("search", "demo", "i w z", "--system", "bm25")
     assert result.exit_code == 0 and "no results" in result.output
 
 
@@ -112,6 +113,37 @@ def test_plain_progress_lines_come_at_most_every_interval_and_say_what_is_left(m
     assert lines == ["encoding x: 1,000 of 4,000 (25%), 0:31 elapsed, about 1:33 left",
                      "encoding x: 2,000 of 4,000 (50%), 1:02 elapsed, about 1:02 left",
                      "encoding x: 3,000 of 4,000 (75%), 1:01:40 elapsed, about 20:33 left"]
+
+
+THREE_ARTICLES = [
+    ("278", "Kradzież", "Kto zabiera w celu przywłaszczenia cudzą rzecz ruchomą, podlega karze pozbawienia wolności."),
+    ("280", "Rozbój", "Kto kradnie, używając przemocy wobec osoby, podlega karze pozbawienia wolności."),
+    ("190", "Groźba karalna", "Kto grozi innej osobie popełnieniem przestępstwa na jej szkodę, podlega karze."),
+]
+
+
+def test_search_answers_with_recommended_once_its_encoding_is_cached(tmp_path, monkeypatch):
+    """No --system: bm25 at once while recommended would first encode the corpus, and a line
+    saying how to have recommended; once its encoding is cached, recommended (and a line saying so)."""
+    monkeypatch.setenv("LEXIR_CACHE", str(tmp_path / "cache"))
+    corpus = tmp_path / "kk3.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": f"kk::{n}", "title": t, "text": x}, ensure_ascii=False) + "\n"
+                              for n, t, x in THREE_ARTICLES), encoding="utf-8")
+    question = ["search", corpus, "ukradłem rower koledze, co mi grozi?", "--language", "pl", "--format", "json"]
+    first = invoke(*question)
+    assert first.exit_code == 0, first.output
+    assert json.loads(first.stdout)["system"] == "bm25"
+    assert "recommended" in first.stderr and "first encodes 3 passages of kk3" in first.stderr
+    assert "add --system recommended" in first.stderr
+    asked = invoke(*question, "--system", "recommended")  # encodes the three articles, once
+    assert asked.exit_code == 0 and json.loads(asked.stdout)["system"] == "recommended", asked.output
+    again = invoke(*question)
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout) == json.loads(asked.stdout)
+    assert "recommended over kk3 (its encoding is cached)" in again.stderr
+    # parameters only bm25 takes: bm25, as before
+    tuned = invoke(*question, "-p", "k1=0.9")
+    assert tuned.exit_code == 0 and json.loads(tuned.stdout)["system"] == "bm25", tuned.output
 
 
 def test_index_then_search_with_the_saved_index(tmp_path):

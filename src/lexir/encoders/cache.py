@@ -92,6 +92,11 @@ class CachedEncoder:
         self.encoded = 0
         self.hits = 0
 
+    def missing(self, texts: Sequence[str], role: str = "passage") -> int:
+        """How many of ``texts`` (distinct) the cache lacks for ``role``: what encoding them would encode."""
+        keys = list(dict.fromkeys(text_key(role, t) for t in texts))
+        return len(keys) - len(self.cache.get_many(keys))
+
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(list(texts), "query", self.encoder.encode_queries)
 

@@ -124,6 +124,9 @@ class System:
     # order and language): (language, jurisdiction=code, **resolved parameters) -> that spec. What
     # it builds then changes with its table (or its model), not with its name.
     stands_for: Callable[..., str] | None = None
+    # For a system that encodes the corpus with a model (``dense``): (corpus, **resolved parameters)
+    # -> how many of the corpus's passages the embedding cache lacks, what a build would encode first.
+    to_encode: Callable[..., int] | None = None
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -172,9 +175,10 @@ LOOSE_CONTEXT = frozenset({"qrels", "client"})
 
 
 def register_system(name: str, description: str, *, stands_for: Callable[..., str] | None = None,
-                    **defaults: Any):
+                    to_encode: Callable[..., int] | None = None, **defaults: Any):
     """Decorator: ``@register_system("bm25", "...", k1=1.2, b=0.75)`` over a factory.
-    ``stands_for``: (language, jurisdiction=code, **parameters) -> the spec the system builds (see :attr:`System.stands_for`)."""
+    ``stands_for``: (language, jurisdiction=code, **parameters) -> the spec the system builds (see :attr:`System.stands_for`);
+    ``to_encode``: (corpus, **parameters) -> the passages a build would encode first (:attr:`System.to_encode`)."""
 
     def wrap(factory: Callable[..., Retriever]) -> Callable[..., Retriever]:
         if name in _SYSTEMS:
@@ -184,7 +188,7 @@ def register_system(name: str, description: str, *, stands_for: Callable[..., st
             raise TypeError(f"system {name!r}: the factory takes {', '.join(loose)} loose; declare a `context` "
                             f"parameter and read context.{loose[0]} (lexir.retrieval.context.BuildContext)")
         _SYSTEMS[name] = System(name, factory, description,
-                                {key: declare(key, value) for key, value in defaults.items()}, stands_for)
+                                {key: declare(key, value) for key, value in defaults.items()}, stands_for, to_encode)
         return factory
 
     return wrap

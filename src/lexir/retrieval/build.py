@@ -173,6 +173,21 @@ def effective_spec(system: str, params: Mapping[str, Any] | None, language: str,
     return str(Spec(spec.name, tuple((k, str(v)) for k, v in sorted(resolved.items()))))
 
 
+def passages_to_encode(corpus: Corpus, system: str, params: Mapping[str, Any] | None = None) -> int:
+    """How many passages of ``corpus`` building ``system`` (with ``params``) would encode first: what
+    its parts that encode the corpus with a model (``dense``) find missing from the embedding cache,
+    summed over them (through every system that stands for another, ``recommended``, and every part
+    of a composite). 0: the build encodes nothing, so it takes seconds, not minutes."""
+    spec = parse_spec(effective_spec(system, params, corpus.language, corpus.jurisdiction))
+    definition = get_system(spec.name)
+    resolved = definition.resolve(spec.param_dict)
+    total = definition.to_encode(corpus, **resolved) if definition.to_encode is not None else 0
+    for key in definition.spec_params():
+        if str(resolved[key]).strip():
+            total += sum(passages_to_encode(corpus, str(part)) for part in parse_spec_list(str(resolved[key])))
+    return total
+
+
 def _load_cached(folder: Path, class_path: str, corpus: Corpus | None = None) -> Retriever:
     """``class_path`` (``module:Class``)'s ``load(folder)``; the corpus goes along to a class
     whose index takes what it does not save from the corpus (bm25-chunks: its unit table)."""

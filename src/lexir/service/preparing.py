@@ -18,49 +18,37 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from lexir.io.progress import Pace
+
 
 class Preparation:
-    """The progress of one system's background build over one corpus (thread-safe)."""
+    """The progress of one system's background build over one corpus (thread-safe); the time left
+    is :class:`lexir.io.progress.Pace`'s, at the pace since the last tenth of the corpus."""
 
     def __init__(self, system: str, total: int, notify: Callable[[str], None] | None = None,
-                 corpus: str = "") -> None:
-        self.system, self.total, self.corpus = system, max(int(total), 1), corpus
-        self.done = 0
+                 corpus: str = "", clock: Callable[[], float] = time.monotonic) -> None:
+        self.system, self.corpus = system, corpus
+        self.pace = Pace(total, clock)
+        self.total = self.pace.total
         self.error: str | None = None
-        self.started = time.monotonic()
+        self.started = self.pace.started
         self._notify = notify
-        self._lock = threading.Lock()
-        self._told = 0  # tenths of the corpus already reported
-        # (time, done) when the last tenth was crossed: the time left is estimated at the rate since,
-        # because a composite's parts go at their own speeds (its BM25 half in a second, its dense
-        # half in minutes), and the rate since the start would promise the slow half at the fast pace
-        self._mark = (self.started, 0)
         self.thread: threading.Thread | None = None  # the build's thread
 
+    @property
+    def done(self) -> int:
+        return self.pace.done
+
     def advance(self, n: int) -> None:
-        """A build's progress callback: ``n`` more documents done."""
-        with self._lock:
-            self.done = min(self.total, self.done + int(n))
-            tenth = self.done * 10 // self.total
-            due, self._told = tenth > self._told and tenth < 10, max(self._told, tenth)
-            if due:
-                self._mark = (time.monotonic(), self.done)
-        if due and self._notify is not None:
+        """A build's progress callback: ``n`` more documents done (said every tenth of the corpus)."""
+        if self.pace.advance(n) and self._notify is not None:
             self._notify(f"{self.system} over {self.corpus}: {self.status()}")
 
     def fail(self, message: str) -> None:
         self.error = message
 
     def eta_s(self) -> float | None:
-        """Seconds left at the rate since the last tenth was crossed (or since the start, when
-        nothing is done since; None before anything is done)."""
-        since, base = self._mark
-        if self.done <= base:
-            since, base = self.started, 0
-        if self.done <= base:
-            return None
-        elapsed = time.monotonic() - since
-        return round(elapsed / (self.done - base) * (self.total - self.done), 1)
+        return self.pace.eta_s()
 
     def status(self) -> str:
         if self.error:

@@ -40,13 +40,15 @@ class Front(ThreadingHTTPServer):
         self.upstream = upstream
         self.plan: list[str] = []
         self.seen: list[tuple[str, str, str | None]] = []  # method, path, X-Request-ID
+        self.ports: list[int] = []  # the client's port of each request: its connection
         self.lock = threading.Lock()
         self.url = f"http://127.0.0.1:{self.server_address[1]}"
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
-    def next_fault(self, method: str, path: str, request_id: str | None) -> str | None:
+    def next_fault(self, method: str, path: str, request_id: str | None, port: int) -> str | None:
         with self.lock:
             self.seen.append((method, path, request_id))
+            self.ports.append(port)
             return self.plan.pop(0) if self.plan else None
 
 
@@ -64,7 +66,8 @@ class FrontHandler(BaseHTTPRequestHandler):
 
     def handle_one(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        fault = self.server.next_fault(self.command, self.path, self.headers.get("X-Request-ID"))
+        fault = self.server.next_fault(self.command, self.path, self.headers.get("X-Request-ID"),
+                                       self.client_address[1])
         if fault == "drop":  # the connection closed with no answer: a proxy that died under it
             self.close_connection = True
             return
@@ -201,6 +204,22 @@ def test_the_framework_retrievers_pass_retries_on(front):
     with pytest.raises(LexirSearchError, match="500"):
         li.LexirRetriever(url=front.url, corpus="demo", k=2, retries=0).retrieve(QUESTION)
     assert len(searches(front)) == 4
+
+
+def test_searches_share_one_connection_kept_alive(front, lexir_server):
+    """One client for every sync search (httpx made one per search, and a TLS context with it: about
+    30 ms each, benchmarks/bench_remote.py): the same connection until it drops, then a new one."""
+    with RemoteSearch(front.url, "demo") as remote:
+        first = remote.search(QUESTION, 3)
+        assert remote.search(QUESTION, 3) == first
+        assert len(set(front.ports)) == 1 and len(front.ports) == 3  # search, corpora, search
+        front.plan = ["drop"]  # the front closes that connection: the resend opens another
+        assert remote.search(QUESTION, 3) == first and remote.resent == 1
+        assert len(set(front.ports)) == 2 and front.ports[-2] == front.ports[0] != front.ports[-1]
+    assert remote._client is None  # closed; a later search opens one again
+    assert remote.search(QUESTION, 3) == first and len(set(front.ports)) == 3
+    remote.close()
+    assert asyncio.run(remote.asearch(QUESTION, 3)) == first
 
 
 def test_resend_rule():

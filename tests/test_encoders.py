@@ -131,6 +131,23 @@ def test_progress_is_told_every_batch_and_a_group_is_committed_whole(tmp_path):
     assert len(EmbeddingCache(tmp_path / "b", enc.dim)) == 10  # the first group, whole
 
 
+def test_a_long_encoding_followed_by_no_progress_is_announced(tmp_path, caplog):
+    """The Python API builds `recommended` with no progress callback: before minutes of encoding a
+    warning says so, naming the count, the model and the cache (the CLI and service show progress)."""
+    from lexir.encoders.cache import LONG_ENCODING
+
+    texts = [f"przepis numer {i}" for i in range(LONG_ENCODING)]
+    with caplog.at_level("WARNING", logger="lexir.encoders.cache"):
+        CachedEncoder(HashEncoder(), EmbeddingCache(tmp_path / "a", 32)).encode_passages(texts[:-1])
+        assert not caplog.records  # under the mark: nothing
+        CachedEncoder(HashEncoder(), EmbeddingCache(tmp_path / "b", 32), progress=lambda n: None).encode_passages(texts)
+        assert not caplog.records  # followed: the caller shows its own progress
+        CachedEncoder(HashEncoder(), EmbeddingCache(tmp_path / "c", 32)).encode_passages(texts)
+    [record] = caplog.records
+    assert "encoding 1,000 passage texts with hash-test" in record.getMessage()
+    assert str(tmp_path / "c") in record.getMessage() and "progress=" in record.getMessage()
+
+
 def test_kill_9_mid_run_keeps_committed_batches(tmp_path):
     """A process killed with SIGKILL in the middle of encoding leaves a usable cache."""
     script = textwrap.dedent(f"""

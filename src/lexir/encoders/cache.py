@@ -11,6 +11,7 @@ the missing texts in batches and commits each batch, so a run killed mid-way (ev
 from __future__ import annotations
 
 import hashlib
+import logging
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -19,6 +20,12 @@ import numpy as np
 
 from lexir.encoders.base import Encoder
 from lexir.io.paths import cache_dir, safe_name
+
+log = logging.getLogger(__name__)
+
+#: Texts to encode from which a caller that follows no progress is warned first (about a minute of
+#: e5-small on two cores).
+LONG_ENCODING = 1_000
 
 
 def text_key(role: str, text: str) -> str:
@@ -111,6 +118,12 @@ class CachedEncoder:
             if key not in found and key not in missing:
                 missing[key] = text
         self.hits += len(texts) - sum(1 for k in keys if k in missing)
+        if len(missing) >= LONG_ENCODING and self.progress is None:
+            # a caller that follows no progress (the Python API, a framework's retriever in process)
+            # is told before minutes of encoding start, not left to wonder
+            log.warning("encoding %s %s texts with %s that the embedding cache %s lacks: minutes on a few "
+                        "cores (each batch is kept as it is done); pass progress= to follow it",
+                        f"{len(missing):,}", role, self.name, self.cache.path)
         if self.progress and len(texts) > len(missing):
             self.progress(len(texts) - len(missing))
         # Grouped by length, so each committed group (and each batch inside it) is uniform. Each

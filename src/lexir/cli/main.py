@@ -288,7 +288,7 @@ def search(
 def default_search_system(corp, params: list[str]) -> str:
     """What ``lexir search`` answers with when no ``--system`` is given: ``recommended`` (what ``lexir
     serve`` serves first) where building it encodes nothing, its encoding of the corpus cached (by
-    an earlier search, ``lexir serve`` or ``lexir index``); else ``bm25`` at once, and a line on
+    an earlier ``--system recommended``, ``lexir encode`` or ``lexir serve``); else ``bm25`` at once, and a line on
     stderr saying how to have ``recommended`` (a first encoding takes minutes, tens of minutes
     over a large corpus, and is never made to happen silently)."""
     from lexir.retrieval.base import parse_params

@@ -295,7 +295,8 @@ class RemoteSearch:
                                    code=_error_code(response))
                 if wait is None:
                     return self._body(response, attempt + 1)
-            self.resent += 1
+            with self._lock:  # a retriever's batch searches from several threads
+                self.resent += 1
             time.sleep(wait)
         raise AssertionError("unreachable: the last attempt returns or raises")  # pragma: no cover
 
@@ -316,7 +317,8 @@ class RemoteSearch:
                                    code=_error_code(response))
                 if wait is None:
                     return self._body(response, attempt + 1)
-            self.resent += 1
+            with self._lock:  # a retriever's batch searches from several threads
+                self.resent += 1
             await asyncio.sleep(wait)
         raise AssertionError("unreachable: the last attempt returns or raises")  # pragma: no cover
 

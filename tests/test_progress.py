@@ -25,6 +25,7 @@ def test_a_fast_half_then_a_slow_one_is_estimated_at_the_slow_pace():
     assert pace.eta_s() is None  # nothing done: no pace yet
     clock.now = 1.0
     assert pace.advance(500)  # five tenths at once
+    assert pace.eta_s() is None  # a pace seen for a second says nothing of what follows
     clock.now = 31.0
     assert not pace.advance(50)  # 550: no new tenth
     assert pace.eta_s() == 270.0  # 50 in 30 s, 450 left (since the start it would be 24.5 s)
@@ -62,9 +63,9 @@ def test_the_service_says_each_tenth_with_the_same_estimate():
     clock = Clock()
     prep = Preparation("recommended", 200, told.append, "demo", clock)
     clock.now = 2.0
-    prep.advance(100)  # half: said once, at the pace since the start
+    prep.advance(100)  # half, in 2 s: said once, with no estimate (too short a stretch to read a pace from)
     clock.now = 62.0
     prep.advance(20)  # 60%: said, at the pace since the half (20 in 60 s, 80 left)
-    assert told == ["recommended over demo: being built, 100 of 200 provisions (50%), about 2 s left",
+    assert told == ["recommended over demo: being built, 100 of 200 provisions (50%)",
                     "recommended over demo: being built, 120 of 200 provisions (60%), about 4 min left"]
     assert prep.describe() == {"system": "recommended", "done": 120, "total": 200, "eta_s": 240.0, "error": None}

@@ -4,7 +4,9 @@
 A job's steps do not all go at one pace: ``recommended``'s build counts its BM25 half in a second
 and its dense half in minutes, so the pace since the start would promise the slow half at the
 fast half's speed. :class:`Pace` estimates the time left at the pace since the last tenth of the
-job was crossed, or, right at a crossing (nothing done since), since the tenth before it.
+job was crossed at least :data:`MIN_SPAN_S` ago (else the tenth before it, else the start), and
+gives none where even the start is more recent: a pace seen for a second (the BM25 half) says
+nothing of what follows.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+
+#: The shortest stretch of work a pace is read from (seconds).
+MIN_SPAN_S = 5.0
 
 
 class Pace:
@@ -42,10 +47,12 @@ class Pace:
         return self._clock() - self.started
 
     def eta_s(self) -> float | None:
-        """Seconds left at the pace since the last tenth crossed (None before anything is done)."""
+        """Seconds left at the pace since the last tenth crossed at least :data:`MIN_SPAN_S` ago (or
+        the tenth before, or the start); None while no such stretch of work is seen."""
         with self._lock:
-            done, mark, before = self.done, self._mark, self._before
-        since, base = mark if done > mark[1] else before
-        if done <= base:
-            return None
-        return round((self._clock() - since) / (done - base) * (self.total - done), 1)
+            done, marks = self.done, (self._mark, self._before, (self.started, 0))
+        now = self._clock()
+        for since, base in marks:
+            if now - since >= MIN_SPAN_S and done > base:
+                return round((now - since) / (done - base) * (self.total - done), 1)
+        return None

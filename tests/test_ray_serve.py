@@ -678,9 +678,11 @@ def test_without_retries_the_same_kill_fails_requests(served, single):
     from lexir import ray_serve
 
     ray_serve.deploy(CORPUS, shards=2, replicas=FRONTS, shard_replicas=2, retries=0, port=served["port"])
-    failed = _kills_until_one_fails([lambda s=shard: _kill_under_load(served, single, s) for shard in (1, 0, 1, 0, 1)])
+    # up to eight kills each: a kill can fall between calls, and on a loaded machine (CI once: five
+    # shard kills in a row) a call not yet accepted by the killed replica is routed anew by Serve
+    failed = _kills_until_one_fails([lambda s=shard: _kill_under_load(served, single, s) for shard in (1, 0) * 4])
     assert all("Unavailable" in f for f in failed), failed[:3]
-    failed = _kills_until_one_fails([lambda: _http_under_front_kill(served, single)] * 5)
+    failed = _kills_until_one_fails([lambda: _http_under_front_kill(served, single)] * 8)
     assert all(f.startswith("503: ") and "front_unavailable" in f for f in failed), failed[:3]
 
 

@@ -63,18 +63,19 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def stop_when_busy(pid: int, deadline: float) -> bool:
-    """SIGSTOP ``pid`` the moment it is seen computing (its CPU time grows between two looks 5 ms
-    apart: most likely in the middle of answering), or at ``deadline``: whether it was busy."""
+def stop_when_busy(pid: int, deadline: float, sig: int = signal.SIGSTOP) -> bool:
+    """Send ``sig`` (SIGSTOP; SIGKILL to kill) to ``pid`` the moment it is seen computing (its CPU
+    time grows between two looks 5 ms apart: most likely in the middle of answering), or at
+    ``deadline``: whether it was busy."""
     last = cpu_ticks(pid)
     while time.monotonic() < deadline:
         time.sleep(0.005)
         now = cpu_ticks(pid)
         if now > last:
-            os.kill(pid, signal.SIGSTOP)
+            os.kill(pid, sig)
             return True
         last = now
-    os.kill(pid, signal.SIGSTOP)
+    os.kill(pid, sig)
     return False
 
 

@@ -29,23 +29,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ray_hang import cpu_ticks  # noqa: E402
+from bench_ray_hang import stop_when_busy  # noqa: E402
 from harness import corpus_of  # noqa: E402
-
-
-def kill_when_busy(pid: int, deadline: float) -> bool:
-    """SIGKILL ``pid`` the moment its CPU time grows between two looks 5 ms apart (most likely in
-    the middle of a request), or at ``deadline``: whether it was seen busy."""
-    last = cpu_ticks(pid)
-    while time.monotonic() < deadline:
-        time.sleep(0.005)
-        now = cpu_ticks(pid)
-        if now > last:
-            os.kill(pid, signal.SIGKILL)
-            return True
-        last = now
-    os.kill(pid, signal.SIGKILL)
-    return False
 
 
 def one_round(url: str, corpus: str, texts: list[str], victim: int, clients: int, seconds: float) -> dict:
@@ -80,7 +65,7 @@ def one_round(url: str, corpus: str, texts: list[str], victim: int, clients: int
     for t in threads:
         t.start()
     time.sleep(1.0)
-    busy = kill_when_busy(victim, time.monotonic() + 1.0)
+    busy = stop_when_busy(victim, time.monotonic() + 1.0, signal.SIGKILL)
     for t in threads:
         t.join()
     return {"killed_busy": busy, "retries_0": halves[0], "retries_2": halves[2]}

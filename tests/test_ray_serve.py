@@ -472,7 +472,7 @@ def _kill_under_load(served, single, shard: int, seconds: float = 8.0, hang: boo
     """Four client threads send batches of long questions through the front's handle for ``seconds``
     while a replica of ``shard`` is killed (``hang``: SIGSTOPped until the clients are done) in the
     middle of its work: the batches answered, those failed (with why), those answered wrongly (not
-    one index's run), the replica killed."""
+    one index's run), the replica killed, the longest a batch took (seconds)."""
     from lexir import ray_serve
 
     replicas, waited = ray_serve.shard_replicas(shard), time.monotonic() + 120
@@ -484,11 +484,12 @@ def _kill_under_load(served, single, shard: int, seconds: float = 8.0, hang: boo
     queries = _questions(single)
     want = single.search_many([Query(q, t) for q, t in queries], 100)
     want = {q: list(h.items()) for q, h in want.items()}
-    out = {"answered": 0, "failed": [], "wrong": 0, "killed": victim}
+    out = {"answered": 0, "failed": [], "wrong": 0, "killed": victim, "slowest_s": 0.0}
     lock, stop = threading.Lock(), time.monotonic() + seconds
 
     def client() -> None:
         while time.monotonic() < stop:
+            t0 = time.monotonic()
             try:
                 run = served["handle"].run.remote(queries, 100).result(timeout_s=120)
             except Exception as exc:  # noqa: BLE001 - counted: what the test is about
@@ -496,6 +497,7 @@ def _kill_under_load(served, single, shard: int, seconds: float = 8.0, hang: boo
                     out["failed"].append(f"{type(exc).__name__}: {str(exc)[:300]}")
                 continue
             with lock:
+                out["slowest_s"] = max(out["slowest_s"], time.monotonic() - t0)
                 out["answered"] += 1
                 out["wrong"] += {q: list(h.items()) for q, h in run.items()} != want
 
@@ -642,11 +644,12 @@ def test_a_hung_shard_replica_is_timed_out_and_loses_no_request(served, single):
     """A shard replica that stops answering without dying (SIGSTOP while batches come through the
     handle): the front abandons each call to it after timeout_s (2 s here) and sends it again,
     Serve routes it to the shard's other replica (the fronts' shard-retry counter grows), and every
-    batch is answered with one index's run."""
+    batch is answered with one index's run. Hedging off (hedge_s=0), so that the timeout is what
+    answers: the test below hedges."""
     from lexir import ray_serve
 
     ray_serve.deploy(CORPUS, shards=2, replicas=FRONTS, shard_replicas=2, retries=3, timeout_s=2, front_timeout_s=60,
-                     port=served["port"])
+                     hedge_s=0, port=served["port"])
     before, rounds = _retries(served), []
     for shard in (0, 1, 0):
         out = _kill_under_load(served, single, shard, hang=True)
@@ -657,6 +660,38 @@ def test_a_hung_shard_replica_is_timed_out_and_loses_no_request(served, single):
     assert _retries(served) - before, rounds  # else no call was held: this proved nothing
 
 
+def _hedges(served, won: str) -> set[float]:
+    """The fronts' counts of hedged shard calls that ``won`` answered (several scrapes: one
+    reaches one front replica)."""
+    counts = set()
+    for _ in range(12):
+        _, body = _get(f"{served['url']}/metrics")
+        counts.add(sum(float(line.rsplit(" ", 1)[1]) for line in body.decode().splitlines()
+                       if line.startswith("lexir_shard_hedges_total{") and f'won="{won}"' in line))
+    return counts
+
+
+def test_a_stalled_shard_replica_costs_a_call_the_hedge_not_the_timeout(served, single):
+    """The same stop with a 30 s shard timeout and calls hedged after 0.5 s: a call held by the
+    stopped replica is sent a second time, the other replica answers it (the fronts' count of
+    hedges won by the second call grows), every batch is answered with one index's run, and none
+    waits anywhere near the timeout (without the hedge, a held call waits out all 30 s: the
+    clients stop only once their batches are answered, and the replica goes on only then)."""
+    from lexir import ray_serve
+
+    ray_serve.deploy(CORPUS, shards=2, replicas=FRONTS, shard_replicas=2, retries=3, timeout_s=30, hedge_s=0.5,
+                     front_timeout_s=60, port=served["port"])
+    before, rounds = _hedges(served, "hedge"), []
+    for shard in (0, 1, 0):
+        out = _kill_under_load(served, single, shard, hang=True)
+        rounds.append(out)
+        assert out["answered"] > 3 and out["failed"] == [] and out["wrong"] == 0, out
+        assert out["slowest_s"] < 15, out  # half the timeout: a loaded machine's batch takes seconds at most
+        if _hedges(served, "hedge") - before:
+            break
+    assert _hedges(served, "hedge") - before, rounds  # else no call was held: this proved nothing
+
+
 def test_deploy_and_the_command_refuse_bad_timeouts():
     pytest.importorskip("ray.serve")
     from lexir import ray_serve
@@ -665,7 +700,9 @@ def test_deploy_and_the_command_refuse_bad_timeouts():
         ray_serve.deploy(CORPUS, front_timeout_s=-1)
     with pytest.raises(ValueError, match="timeout_s must be > 0"):
         ray_serve.deploy(CORPUS, timeout_s=0)
-    for option in ("--front-timeout", "--shard-timeout"):
+    with pytest.raises(ValueError, match="hedge_s must be >= 0"):
+        ray_serve.deploy(CORPUS, hedge_s=-0.5)
+    for option in ("--front-timeout", "--shard-timeout", "--shard-hedge"):
         result = CliRunner().invoke(app, ["serve", "--backend", "ray", option, "-1", CORPUS])
         assert result.exit_code == 2 and option in result.output, result.output
 
@@ -677,7 +714,7 @@ def test_without_retries_the_same_kill_fails_requests(served, single):
     and a front replica's (over HTTP, 503 front_unavailable from the ingress)."""
     from lexir import ray_serve
 
-    ray_serve.deploy(CORPUS, shards=2, replicas=FRONTS, shard_replicas=2, retries=0, port=served["port"])
+    ray_serve.deploy(CORPUS, shards=2, replicas=FRONTS, shard_replicas=2, retries=0, hedge_s=0, port=served["port"])
     # up to eight kills each: a kill can fall between calls, and on a loaded machine (CI once: five
     # shard kills in a row) a call not yet accepted by the killed replica is routed anew by Serve
     failed = _kills_until_one_fails([lambda s=shard: _kill_under_load(served, single, s) for shard in (1, 0) * 4])

@@ -22,7 +22,10 @@ Optional: ``pip install 'lexir[ray]'`` (``ray[data,serve]``). Three kinds of dep
 A shard call that fails because its replica died (or did not answer in ``timeout_s``) is sent
 again, up to ``retries`` times (backing off 50 ms, 100 ms, ...); Serve routes it to a live
 replica (the shard's other replicas, or the one it starts again). ``retries=0``: the request
-fails (503, ``shard_unavailable``). Likewise a request the ingress handed to a front replica
+fails (503, ``shard_unavailable``). A shard call that is merely slow to answer is *hedged*: after
+``hedge_s`` (or the 95th percentile of the front's recent calls, where longer) it is sent a second
+time, to another replica, and the first answer is taken (:func:`await_shard`), so a replica that
+stalls costs a call about a second, not ``timeout_s``. Likewise a request the ingress handed to a front replica
 that died (or became unreachable) before answering, or that did not answer within
 ``front_timeout_s`` (a replica hung but alive: the attempt is abandoned and cancelled there,
 best effort), is handed again to another, ``retries`` times at most, counted in
@@ -54,12 +57,14 @@ deploys. On a cluster the cache must be at the same path on every node (a shared
 from __future__ import annotations
 
 import asyncio
+import collections
 import hashlib
 import json
 import os
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -75,6 +80,12 @@ INSTALL_HINT = ("Ray Serve is not installed: pip install 'lexir[ray]' (or pip in
                 "for --backend ray")
 DEFAULT_RETRIES = 3
 DEFAULT_TIMEOUT_S = 30.0
+# Seconds after which a front sends a shard call not yet answered a second time (hedges it), or
+# the 95th percentile of its last RECENT_CALLS calls where that is longer: a live replica answers
+# a batch in milliseconds, and Serve's router passes over a replica that owes an answer for a
+# second (lexir.ray_routing), so a hedge sent then reaches another replica. 0: never.
+DEFAULT_HEDGE_S = 1.0
+RECENT_CALLS = 256
 # How every deployment's callers pick a replica: Serve's power of two choices, passing over a
 # replica that has stopped answering (imported by the callers' processes, where Serve is).
 ROUTER = "lexir.ray_routing:PassOverHung"
@@ -205,6 +216,7 @@ class Front:
         from lexir.service.state import ServiceState, Settings
 
         self.shards, self.retries, self.timeout_s = list(shards), DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
+        self.hedge_s, self.latencies = DEFAULT_HEDGE_S, RecentTimes()
         self.request_log = request_log
         self.state = ServiceState(Settings.from_env(data_dir=data_dir, **dict(settings or {})))
         self.state.add(corpus, made={sharded: lambda c: bm25_shards.ShardedBM25(folder, self.call_all, c)})
@@ -219,11 +231,12 @@ class Front:
         self.app = create_app(self.state, request_log=2 if self.request_log else None)
 
     def reconfigure(self, config: Mapping[str, Any]) -> None:
-        """Serve's ``user_config``: ``retries`` and ``timeout_s`` of the shard calls. (:func:`deploy`
-        called again does not reconfigure the running replicas: Serve replaces them all, fronts
-        and ingress, with new ones; measured with Ray 2.60, new process ids.)"""
+        """Serve's ``user_config``: ``retries``, ``timeout_s`` and ``hedge_s`` of the shard calls.
+        (:func:`deploy` called again does not reconfigure the running replicas: Serve replaces them
+        all, fronts and ingress, with new ones; measured with Ray 2.60, new process ids.)"""
         self.retries = int(config.get("retries", DEFAULT_RETRIES))
         self.timeout_s = float(config.get("timeout_s", DEFAULT_TIMEOUT_S))
+        self.hedge_s = float(config.get("hedge_s", DEFAULT_HEDGE_S))
 
     async def http(self, request: Mapping[str, Any]) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
         """One HTTP request the ingress read (:func:`_wire`: method, path, query string, headers,
@@ -263,25 +276,34 @@ class Front:
 
     def call_all(self, flat: np.ndarray, pointers: np.ndarray, k: int, dedupe: bool) -> list[bm25_shards.Candidates]:
         """Every shard's candidates: all asked at once, each call that fails on a dead or
-        unanswering replica sent again (``retries`` times at most)."""
+        unanswering replica sent again (``retries`` times at most), and one that is slow to
+        answer sent a second time (hedged) after :meth:`hedge_delay` seconds."""
         from lexir.service import observe
 
         pending = [h.candidates.remote(flat, pointers, k, dedupe) for h in self.shards]
+        hedge_after = self.hedge_delay()
         answers = []
         for i, handle in enumerate(self.shards):
-            attempt = 0
-            while True:
-                try:
-                    answers.append(pending[i].result(timeout_s=self.timeout_s))
-                    break
-                except _retryable() as exc:
-                    if attempt >= self.retries:
-                        raise _unavailable(i, attempt, exc) from None
-                    attempt += 1
-                    observe.SHARD_RETRIES.labels(str(i)).inc()
-                    time.sleep(min(0.05 * 2 ** (attempt - 1), 1.0))
-                    pending[i] = handle.candidates.remote(flat, pointers, k, dedupe)
+            shard = str(i)
+            answer = await_shard(lambda handle=handle: handle.candidates.remote(flat, pointers, k, dedupe),
+                                 first=pending[i], timeout_s=self.timeout_s, retries=self.retries,
+                                 hedge_after_s=hedge_after, retryable=_retryable(),
+                                 on_retry=lambda shard=shard: observe.SHARD_RETRIES.labels(shard).inc(),
+                                 on_hedge=lambda won, shard=shard: observe.SHARD_HEDGES.labels(shard, won).inc(),
+                                 failed=lambda attempts, exc, i=i: _unavailable(i, attempts, exc))
+            if answer.took_s is not None:
+                self.latencies.add(answer.took_s)
+            answers.append(answer.value)
         return answers
+
+    def hedge_delay(self) -> float | None:
+        """Seconds after which a shard call not yet answered is sent a second time: ``hedge_s``,
+        or the 95th percentile of the recent calls' times where that is longer (a hedge is for
+        the slowest calls, not a second copy of the usual ones: see :func:`await_shard`); None
+        where hedging is off (``hedge_s`` 0)."""
+        if self.hedge_s <= 0:
+            return None
+        return max(self.hedge_s, self.latencies.p95())
 
     def run(self, queries: Sequence[tuple[str, str]], k: int = 100, system: str | None = None) -> dict:
         """A run over the served corpus: ``(query id, text)`` pairs through the served ``system``
@@ -493,13 +515,116 @@ def _unavailable(shard: int, attempts: int, exc: BaseException):
     return error
 
 
+# -- one shard call: resent when lost, hedged when slow ----------------------------------------
+
+
+class RecentTimes:
+    """The last :data:`RECENT_CALLS` answered shard calls' times (seconds), for their 95th
+    percentile. Shared by a front's request threads: appends and copies of a bounded deque."""
+
+    def __init__(self, size: int | None = None) -> None:
+        self.times: collections.deque[float] = collections.deque(maxlen=size or RECENT_CALLS)
+
+    def add(self, seconds: float) -> None:
+        self.times.append(seconds)
+
+    def p95(self) -> float:
+        """The 95th percentile of the recent times (0 before any)."""
+        times = sorted(self.times.copy())
+        return times[min(len(times) - 1, int(0.95 * len(times)))] if times else 0.0
+
+
+@dataclass(frozen=True)
+class ShardAnswer:
+    """A shard call's answer (``value``), and how long it took where the call first sent gave it
+    (``took_s``; None where a hedge or a resend did: the times :class:`RecentTimes` keeps, so that
+    a stalled replica does not lengthen the next calls' wait for a hedge)."""
+
+    value: Any
+    took_s: float | None
+
+
+def await_shard(send: Callable[[], Any], *, first: Any = None, timeout_s: float, retries: int,
+                hedge_after_s: float | None, retryable: tuple[type[BaseException], ...],
+                on_retry: Callable[[], None] = lambda: None,
+                on_hedge: Callable[[str], None] = lambda won: None,
+                failed: Callable[[int, BaseException], BaseException] | None = None,
+                poll_s: float = 0.01) -> ShardAnswer:
+    """The answer to one shard call, sent by ``send()`` (a Serve response: ``result(timeout_s=)``,
+    ``cancel()``; ``first``: the first one, already sent).
+
+    *Resent when lost*: a call whose replica died (an exception in ``retryable`` that is not a
+    timeout) or that did not answer within ``timeout_s`` is sent again, after 50 ms, 100 ms, ...
+    (up to 1 s), ``retries`` times at most; then ``failed(attempts, exc)`` is raised.
+    *Hedged when slow* ("The Tail at Scale", Dean and Barroso, 2013): a call not answered after
+    ``hedge_after_s`` is sent once more, without giving up on the first; whichever answers first
+    is taken and the other cancelled (best effort). Serve sends the second call to another replica:
+    one that owes an answer for a second is passed over (:mod:`lexir.ray_routing`), and its
+    queue-length probe goes unanswered. So a replica that stalls (a pause, swapping, SIGSTOP) costs
+    a call ``hedge_after_s`` instead of ``timeout_s``. ``on_hedge(won)``: ``"first"``, ``"hedge"``,
+    or ``"neither"`` (both lost: resent as above). ``None``: never hedged."""
+    attempt = 0
+    while True:
+        sent = time.monotonic()
+        original = first if first is not None else send()
+        pending, hedge, error, first = [original], None, None, None
+        deadline = sent + timeout_s
+        while pending:
+            now = time.monotonic()
+            if now >= deadline:
+                error = TimeoutError(f"no answer within {timeout_s:g} s")
+                break
+            if hedge is None and hedge_after_s is not None and now >= sent + hedge_after_s:
+                hedge = send()
+                pending.append(hedge)
+                continue
+            if len(pending) > 1:
+                wait = poll_s  # two calls: look at each in turn
+            elif hedge is None and hedge_after_s is not None:
+                wait = min(deadline, sent + hedge_after_s) - now
+            else:
+                wait = deadline - now
+            for response in list(pending):
+                try:
+                    value = response.result(timeout_s=max(wait, 0.0))
+                except TimeoutError:  # not yet (Ray's GetTimeoutError is one)
+                    continue
+                except retryable as exc:  # its replica died, or refused it: the other call may answer
+                    pending.remove(response)
+                    error = exc
+                    continue
+                for other in pending:
+                    if other is not response:
+                        _cancel(other)
+                if hedge is not None:
+                    on_hedge("hedge" if response is hedge else "first")
+                took = time.monotonic() - sent if response is original and attempt == 0 else None
+                return ShardAnswer(value, took)
+        for response in pending:
+            _cancel(response)
+        if hedge is not None:
+            on_hedge("neither")
+        if attempt >= retries:
+            raise failed(attempt, error) if failed else error
+        attempt += 1
+        on_retry()
+        time.sleep(min(0.05 * 2 ** (attempt - 1), 1.0))
+
+
+def _cancel(response: Any) -> None:
+    try:
+        response.cancel()
+    except Exception:  # noqa: BLE001 - best effort: a stalled replica may never see it
+        pass
+
+
 # -- deploying ---------------------------------------------------------------------------------
 
 
 def deploy(corpus: str, *, data_dir: str | None = None, systems: Sequence[str] = ("bm25",), shards: int = 2,
            replicas: int = 2, shard_replicas: int = 2, ingress_replicas: int = 1, retries: int = DEFAULT_RETRIES,
            timeout_s: float = DEFAULT_TIMEOUT_S, front_timeout_s: float = DEFAULT_FRONT_TIMEOUT_S,
-           host: str = "127.0.0.1", port: int = 8000,
+           hedge_s: float = DEFAULT_HEDGE_S, host: str = "127.0.0.1", port: int = 8000,
            settings: Mapping[str, Any] | None = None, request_log: bool = True, address: str | None = None,
            num_cpus: int | None = None, notify: Callable[[str], None] | None = None):
     """Serve ``corpus`` on Ray Serve (see the module): its shards built if the cache lacks them,
@@ -508,7 +633,8 @@ def deploy(corpus: str, *, data_dir: str | None = None, systems: Sequence[str] =
     ``host:port``. The served system that is plain ``bm25`` (the first such of ``systems``) is
     sharded; the others are built on each front. ``timeout_s``: how long a front waits for a
     shard call; ``front_timeout_s``: how long the ingress waits for a front (0: no limit); either
-    then sends the call again (``retries``). Returns the ingress's deployment handle: its
+    then sends the call again (``retries``). ``hedge_s``: after how long a front sends a shard call
+    not yet answered a second time (:func:`await_shard`; 0, or one replica per shard: never). Returns the ingress's deployment handle: its
     ``run`` is :meth:`Front.run` on a front replica, handed again to another if that one dies."""
     from lexir.datasets import open as open_data
     from lexir.service.state import Settings
@@ -523,6 +649,8 @@ def deploy(corpus: str, *, data_dir: str | None = None, systems: Sequence[str] =
         raise ValueError(f"timeout_s must be > 0 (got {timeout_s})")
     if not front_timeout_s >= 0:
         raise ValueError(f"front_timeout_s must be >= 0 (got {front_timeout_s}; 0: no limit)")
+    if not hedge_s >= 0:
+        raise ValueError(f"hedge_s must be >= 0 (got {hedge_s}; 0: never)")
     sharded, params = None, None
     for system in systems:
         try:
@@ -548,7 +676,9 @@ def deploy(corpus: str, *, data_dir: str | None = None, systems: Sequence[str] =
     options = {"ray_actor_options": {"num_cpus": 0}, "max_ongoing_requests": 64, **routing}
     shard_apps = [serve.deployment(ShardServer, name=f"bm25-shard-{i}", num_replicas=shard_replicas, **options)
                   .bind(folder, i) for i in range(shards)]
-    user_config = {"retries": retries, "timeout_s": timeout_s, "front_timeout_s": front_timeout_s}
+    # A hedge needs a second replica to go to: with one, it would only load the one that is slow.
+    user_config = {"retries": retries, "timeout_s": timeout_s, "front_timeout_s": front_timeout_s,
+                   "hedge_s": hedge_s if shard_replicas > 1 else 0.0}
     front = serve.deployment(Front, name=FRONT, num_replicas=replicas, user_config=user_config, **options)
     fronts = front.bind(corpus, data_dir, folder, shard_apps, sharded, served, request_log)
     # The ingress holds every request its fronts are answering: room for all of theirs.

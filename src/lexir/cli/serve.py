@@ -86,6 +86,10 @@ def serve(
     shard_timeout: float = typer.Option(30.0, "--shard-timeout", min=0.001, help="--backend ray: seconds a front "
                                         "waits for a shard replica's answer before it sends the call again "
                                         "(as --retries allows), then 503"),
+    shard_hedge: float = typer.Option(1.0, "--shard-hedge", min=0, help="--backend ray: seconds after which a "
+                                      "front sends a shard call not yet answered a second time (to another "
+                                      "replica) and takes the first answer; longer where the recent calls' 95th "
+                                      "percentile is; 0: never (with --shard-replicas 1 never either)"),
     address: str = typer.Option(None, "--address", help="--backend ray: the Ray cluster (default: $RAY_ADDRESS, "
                                 "else a local runtime)"),
     data_dir: Path = DataDir,
@@ -101,8 +105,8 @@ def serve(
     if backend == "ray":
         _serve_ray(corpora, systems, variants, learn, workers, data_dir, host=host, port=port, shards=shards,
                    replicas=replicas, shard_replicas=shard_replicas, ingress_replicas=ingress_replicas,
-                   retries=retries, front_timeout=front_timeout, shard_timeout=shard_timeout, address=address,
-                   request_log=request_log, log_file=log_file,
+                   retries=retries, front_timeout=front_timeout, shard_timeout=shard_timeout, shard_hedge=shard_hedge,
+                   address=address, request_log=request_log, log_file=log_file,
                    settings={"max_in_flight": max_in_flight, "cors_origins": origins, "host": host, "port": port})
         return
     _check_variants(variants, systems)
@@ -179,8 +183,8 @@ def serve(
 
 
 def _serve_ray(corpora, systems, variants, learn, workers, data_dir, *, host, port, shards, replicas,
-               shard_replicas, ingress_replicas, retries, front_timeout, shard_timeout, address, request_log, log_file,
-               settings) -> None:
+               shard_replicas, ingress_replicas, retries, front_timeout, shard_timeout, shard_hedge, address, request_log,
+               log_file, settings) -> None:
     """``lexir serve --backend ray``: one corpus on Ray Serve until interrupted (lexir.ray_serve)."""
     if workers > 1:
         raise CLIError("--backend ray runs --replicas front replicas under Ray Serve, not --workers (use "
@@ -205,7 +209,8 @@ def _serve_ray(corpora, systems, variants, learn, workers, data_dir, *, host, po
     try:
         deploy(corpus, data_dir=str(data_dir) if data_dir else None, systems=tuple(systems), shards=shards,
                replicas=replicas, shard_replicas=shard_replicas, ingress_replicas=ingress_replicas,
-               retries=retries, timeout_s=shard_timeout, front_timeout_s=front_timeout, host=host, port=port,
+               retries=retries, timeout_s=shard_timeout, front_timeout_s=front_timeout, hedge_s=shard_hedge,
+               host=host, port=port,
                settings=settings, request_log=request_log, address=address,
                notify=lambda m: err.print(m, highlight=False))
     except (ServeMissing, ValueError) as exc:

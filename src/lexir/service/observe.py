@@ -78,6 +78,10 @@ WORKERS = Gauge("lexir_workers", "Worker processes serving (the supervisor's cou
 RESTARTS = Counter("lexir_worker_restarts", "Worker processes restarted after they died", registry=_REGISTRY)
 SHARD_RETRIES = Counter("lexir_shard_retries", "Calls to a BM25 shard sent again after its replica died or did "
                         "not answer (lexir serve --backend ray), by shard", ["shard"], registry=_REGISTRY)
+SHARD_HEDGES = Counter("lexir_shard_hedges", "Calls to a BM25 shard sent a second time because the first had "
+                       "not answered after --shard-hedge seconds (lexir serve --backend ray), by shard and by "
+                       "which call answered first (won: first, hedge, or neither: both lost, sent again)",
+                       ["shard", "won"], registry=_REGISTRY)
 RESIDENT = Gauge("lexir_process_resident_bytes", "Resident memory of a process by pid: each worker's "
                  "(refreshed after a request, at most every 10 s) and the supervisor's after loading", registry=_REGISTRY, multiprocess_mode="liveall")
 

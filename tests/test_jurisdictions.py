@@ -4,6 +4,7 @@ corpus is read as, and a German and an Austrian corpus served side by side (real
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import REPO
@@ -34,6 +35,42 @@ def test_the_catalogue_registers_every_folder():
         get_jurisdiction("xx")
     with pytest.raises(ValueError, match="registered twice"):
         register_jurisdiction(Jurisdiction(code="de", name="Germany again", language="de"))
+    # a second order at home in German would silently claim every German text that names no order
+    with pytest.raises(ValueError, match="'de' is already the home order of language 'de'.*home_of_language=False"):
+        register_jurisdiction(Jurisdiction(code="ch", name="Switzerland", language="de"))
+    assert "ch" not in [j.code for j in jurisdictions()]
+
+
+def test_an_order_with_an_id_prefix_writes_it_before_every_act_id():
+    """``id_prefix`` keeps an order's act ids apart from another order's of the same language
+    (AT-StGB, StGB): every act of its table and of its corpora carries it."""
+    from lexir.citations.model import read_act_table
+
+    prefixed = [order for order in jurisdictions() if order.id_prefix]
+    assert prefixed  # Austria
+    for order in prefixed:
+        sources = [entry.source for entry in read_act_table(order.acts)]
+        assert sources and all(s.startswith(order.id_prefix) for s in sources), order.code
+        others = {entry.source for o in jurisdictions() if o is not order for entry in read_act_table(o.acts)}
+        assert not others & set(sources), order.code
+    laws = lexir.load("at-laws", data_dir=DATA)
+    assert laws.acts and all(act.startswith(get_jurisdiction("at").id_prefix) for act in laws.acts)
+
+
+def test_a_profile_whose_citation_table_is_missing_names_it(tmp_path, monkeypatch):
+    import sys
+
+    from lexir.jurisdictions.de.citations import Profile, find_citations
+
+    package = tmp_path / "toyorder"
+    (package / "data").mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "data" / "acts.tsv").write_text("source\tabbreviations\tnames\nTOY\tTG\tToy-Gesetz\n",
+                                               encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "toyorder", raising=False)
+    with pytest.raises(FileNotFoundError, match=r"toyorder: the citation table data/keywords.tsv is missing"):
+        find_citations("§ 1 TG", profile=Profile(package="toyorder"))
 
 
 def test_each_order_lists_the_data_files_of_its_own_datasets(tmp_path):
@@ -154,6 +191,50 @@ def test_cli_cite_and_show_austrian(at_laws, tmp_path):
     assert "§ 1295 ABGB" in shown.output and "Schaden" in shown.output
 
 
+def test_a_folder_of_austrian_law_is_read_as_austrian_when_told(at_laws, tmp_path, monkeypatch):
+    """A JSONL corpus of real Austrian articles given by path is German law by default (the home
+    order of German); --jurisdiction at / jurisdiction="at" reads it as Austria's: its language is
+    the order's (nothing detected), hits are written as Austria writes them, and caches of what an
+    order shapes (the graph, indexes) are kept apart. A registered dataset or an unknown code is
+    refused with what to do."""
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+    from lexir.datasets import stream
+    from lexir.retrieval.build import index_key
+    from lexir.structure.graph import graph_folder
+
+    monkeypatch.setenv("LEXIR_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "laws.jsonl"
+    path.write_text("".join(json.dumps({"_id": d.id, "title": d.title, "text": d.text}, ensure_ascii=False) + "\n"
+                            for d in at_laws.documents if d.act in ("AT-StGB", "AT-MRG")), encoding="utf-8")
+    told, notes = lexir.load(path, jurisdiction="at", notify=lambda m: None), []
+    plain = lexir.load(path, notify=notes.append)
+    assert "detected language 'de'" in notes[0]  # by default the language is detected ...
+    assert (plain.jurisdiction, code_of(plain)) == ("", "de")  # ... and German text is German law
+    assert (told.jurisdiction, told.language, code_of(told)) == ("at", "de", "at")
+    assert told.fingerprint == plain.fingerprint
+    assert index_key("bm25", {}, told) != index_key("bm25", {}, plain)
+    assert graph_folder(told) != graph_folder(plain)
+    assert index_key("bm25", {}, plain) == index_key("bm25", {}, plain.with_jurisdiction("de"))  # the home order: as before
+    streamed = stream(path, jurisdiction="at")
+    assert (streamed.jurisdiction, streamed.language) == ("at", "de")
+
+    runner = CliRunner()
+    question = ["search", str(path), "Wer eine fremde bewegliche Sache wegnimmt", "--system", "bm25", "-k", "3",
+                "--format", "json"]
+    as_at = runner.invoke(app, [*question, "--jurisdiction", "at"])
+    as_de = runner.invoke(app, question)
+    assert as_at.exit_code == 0 and as_de.exit_code == 0, (as_at.output, as_de.output)
+    theft_at = next(h for h in json.loads(as_at.stdout)["hits"] if h["id"] == "AT-StGB::127")
+    theft_de = next(h for h in json.loads(as_de.stdout)["hits"] if h["id"] == "AT-StGB::127")
+    assert theft_at["citation"] == "§ 127 StGB" and theft_de["citation"] == "§ 127 AT-StGB"
+    refused = runner.invoke(app, ["search", "at-laws", "Diebstahl", "--jurisdiction", "at"])
+    assert refused.exit_code != 0 and "named only for a corpus given by path" in refused.output
+    unknown = runner.invoke(app, [*question, "--jurisdiction", "xx"])
+    assert unknown.exit_code != 0 and "unknown jurisdiction 'xx'; valid: pl, de, el, fr, at" in unknown.output
+
+
 @pytest.mark.slow
 def test_a_german_and_an_austrian_corpus_in_one_service(at_laws, tmp_path_factory):
     """de-gesetze-history (the German StGB, ZPO, BGB ...) and at-laws side by side: ids never
@@ -215,7 +296,14 @@ def test_catalogue_order_whatever_was_imported_first():
     still lists the orders as the catalogue names them."""
     import subprocess
     import sys
+    from pathlib import Path
 
-    code = ("import lexir.jurisdictions.at\nfrom lexir.jurisdiction import codes\nprint(','.join(codes()))")
+    import lexir.jurisdictions
+
+    catalogue = Path(lexir.jurisdictions.__file__).read_text(encoding="utf-8")
+    named = re.findall(r'^add_jurisdiction_modules\("lexir\.jurisdictions\.(\w+)"\)', catalogue, re.M)
+    assert len(named) >= 5, named  # pl, de, el, fr, at at least
+    last = named[-1]  # imported first, registered first: listed where the catalogue names it all the same
+    code = (f"import lexir.jurisdictions.{last}\nfrom lexir.jurisdiction import codes\nprint(','.join(codes()))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-    assert out == "pl,de,el,fr,at"
+    assert out == ",".join(named)

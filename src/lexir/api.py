@@ -26,18 +26,20 @@ Queries = QuerySet | Benchmark | Sequence[Query] | Mapping[str, str]
 
 
 def load(name_or_path: str | Path, *, language: str | None = None, data_dir: str | Path | None = None,
-         notify: Callable[[str], None] | None = None) -> Any:
+         notify: Callable[[str], None] | None = None, jurisdiction: str | None = None) -> Any:
     """A registered dataset by name (``pl-exams``, ``de-gesetze`` ...), ``NAME@DATE`` (a dataset
     with a history as in force that day), or a corpus by path: :func:`lexir.datasets.open`.
 
     A dataset with queries, a BEIR folder, or a JSONL corpus with ``queries.jsonl`` beside it
     gives a :class:`~lexir.types.Benchmark` (``.corpus``, ``.queries``); a corpus alone gives
     a :class:`~lexir.types.Corpus`. Every call returns a new object. ``language`` overrides
-    the corpus language (a path without it has its language detected).
+    the corpus language (a path without it has its language detected). ``jurisdiction``: the
+    legal order whose law a corpus given by path is (``"at"``: Austrian law; else the home order
+    of its language, so German text is German law), its language then the order's.
     """
     from lexir.datasets import open as open_data
 
-    return open_data(name_or_path, language=language, data_dir=data_dir, notify=notify)
+    return open_data(name_or_path, language=language, data_dir=data_dir, notify=notify, jurisdiction=jurisdiction)
 
 
 def build(corpus: Corpus | Benchmark, system: str = "bm25", *, cache: bool = True,

@@ -114,6 +114,13 @@ def register_jurisdiction(jurisdiction: Jurisdiction) -> Jurisdiction:
     known = _REGISTRY.get(jurisdiction.code)
     if known is not None and known is not jurisdiction:
         raise ValueError(f"jurisdiction {jurisdiction.code!r} registered twice")
+    if jurisdiction.home_of_language:
+        home = next((j for j in _REGISTRY.values() if j.language == jurisdiction.language and j.home_of_language
+                     and j.code != jurisdiction.code), None)
+        if home is not None:
+            raise ValueError(f"jurisdiction {jurisdiction.code!r}: {home.code!r} is already the home order of "
+                             f"language {jurisdiction.language!r} (its text with no jurisdiction is read as "
+                             f"{home.code!r} law); register it with home_of_language=False, as Austria is")
     _REGISTRY[jurisdiction.code] = jurisdiction
     _ORDERED.clear()
     return jurisdiction
@@ -170,6 +177,15 @@ def find_jurisdiction(code: str | None = None, language: str | None = None) -> J
 def jurisdiction_of(corpus: Any) -> Jurisdiction | None:
     """The order of a corpus (or an act): its ``jurisdiction``, else the home order of its language."""
     return find_jurisdiction(getattr(corpus, "jurisdiction", "") or None, getattr(corpus, "language", "") or None)
+
+
+def named_order(corpus: Any) -> str:
+    """The code of a corpus's order where its language alone would not give it (Austrian law, in
+    German), else "": what caches of things an order shapes (the statute graph, indexes) add to
+    their keys, so that one folder read as two orders' law is cached twice."""
+    code = getattr(corpus, "jurisdiction", "") or ""
+    home = find_jurisdiction(None, getattr(corpus, "language", "") or None)
+    return code if code and (home is None or home.code != code) else ""
 
 
 def code_of(corpus: Any) -> str:

@@ -286,6 +286,10 @@ class Corpus:
         """The same documents analysed as ``language``: a copy; this corpus is unchanged."""
         return self._copy(language=language)
 
+    def with_jurisdiction(self, jurisdiction: str) -> Corpus:
+        """The same documents read as the law of the order ``jurisdiction`` (its code): a copy."""
+        return self._copy(jurisdiction=jurisdiction)
+
     def renamed(self, name: str) -> Corpus:
         return self._copy(name=name)
 
@@ -354,6 +358,9 @@ class DocumentStream:
 
     def with_language(self, language: str) -> DocumentStream:
         return replace(self, language=language, _passed=[])
+
+    def with_jurisdiction(self, jurisdiction: str) -> DocumentStream:
+        return replace(self, jurisdiction=jurisdiction, _passed=[])
 
     def __iter__(self) -> Iterator[Document]:
         collected = IdsCollector(hashes=True)

@@ -25,6 +25,9 @@ err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 DataDir = typer.Option(None, "--data-dir", help="Data folder (default: $LEXIR_DATA, ../shared/data, ~/.local/share/lexir)")
 Params = typer.Option([], "--param", "-p", help="System parameter key=value (repeatable)")
+JurisdictionOption = typer.Option(None, "--jurisdiction", help="The legal order whose law a corpus given by path "
+                                  "is, by its code (at: Austrian law; default: the home order of its language, so "
+                                  "German text is German law)")
 Backend = typer.Option("local", "--backend", help="local | ray (needs: pip install 'lexir\\[ray]')")
 Address = typer.Option(None, "--address", help="Ray cluster to use (default: $RAY_ADDRESS, else a local runtime)")
 
@@ -211,6 +214,7 @@ def index(
                                "bm25-inc, which `lexir index update` moves to another date)"),
     params: list[str] = Params,
     language: str = typer.Option(None, "--language", help="Corpus language (for a corpus given by path)"),
+    jurisdiction: str = JurisdictionOption,
     as_of: str = typer.Option(None, "--as-of", help="Only provisions in force on this date (YYYY-MM-DD)"),
     data_dir: Path = DataDir,
 ):
@@ -228,10 +232,11 @@ def index(
     # BM25 reads a JSONL corpus (or BEIR folder, or a dataset with a document reader: de-gesetze, fr-codes)
     # as a stream: its text is never held whole, so a build's memory does not grow with the
     # corpus's text. Any other system or corpus is opened.
-    corp = (stream_data(corpus, language=language, notify=warn, data_dir=data_dir)
+    corp = (stream_data(corpus, language=language, notify=warn, data_dir=data_dir, jurisdiction=jurisdiction)
             if parse_spec(system).name in STREAMED else None)
     if corp is None:
-        corp = open_data(corpus, language=language, data_dir=data_dir, notify=warn, want="corpus")
+        corp = open_data(corpus, language=language, data_dir=data_dir, notify=warn, want="corpus",
+                         jurisdiction=jurisdiction)
     start = time.perf_counter()
     retriever = _retriever(corp, system, params, cache=False)
     if hasattr(retriever, "source"):  # what `lexir index update` reloads at another date
@@ -253,6 +258,7 @@ def search(
     k: int = typer.Option(10, "-k", help="Number of articles to show"),
     index: Path = typer.Option(None, "--index", help="A saved index folder"),
     language: str = typer.Option(None, "--language"),
+    jurisdiction: str = JurisdictionOption,
     fmt: str = typer.Option("table", "--format", help="table | json (for scripts)"),
     as_of: str = typer.Option(None, "--as-of", help="Only provisions in force on this date (YYYY-MM-DD)"),
     data_dir: Path = DataDir,
@@ -264,7 +270,8 @@ def search(
 
     if fmt not in ("table", "json"):
         raise CLIError(f"--format {fmt!r}: valid: table, json")
-    corp = open_data(with_as_of(corpus, as_of), language=language, data_dir=data_dir, notify=warn, want="corpus")
+    corp = open_data(with_as_of(corpus, as_of), language=language, data_dir=data_dir, notify=warn, want="corpus",
+                     jurisdiction=jurisdiction)
     if system is None and index is None:
         system = default_search_system(corp, params)
     retriever = _retriever(corp, system or "bm25", params, index)
@@ -304,9 +311,19 @@ def default_search_system(corp, params: list[str]) -> str:
                   highlight=False)
         return "recommended"
     err.print(f"[dim]bm25 over {name}. recommended, better on questions told in everyday words, first encodes "
-              f"{missing:,} passages of {name} once (minutes; cached, and used by every search after): "
-              f"add --system recommended[/]", highlight=False)
+              f"{missing:,} passages of {name} once ({encoding_time(missing)}; cached, and used by every search "
+              f"after): add --system recommended[/]", highlight=False)
     return "bm25"
+
+
+def encoding_time(passages: int) -> str:
+    """How long encoding ``passages`` takes, roughly: the demo's 458 passages took 1:35 on two
+    cores (about 5 a second; long statutes fewer)."""
+    if passages <= 100:
+        return "seconds"
+    if passages <= 3_000:
+        return "minutes"
+    return "tens of minutes or more"
 
 
 def marked(snippet: str) -> str:
@@ -328,6 +345,7 @@ def run(
     queries_format: str = typer.Option(None, "--queries-format", help="polishlawllm | orycore | beir | trec"),
     split: str = typer.Option(None, "--split", help="Query split of a registered dataset (e.g. tune, test)"),
     language: str = typer.Option(None, "--language", help="Corpus language (for a corpus given by path)"),
+    jurisdiction: str = JurisdictionOption,
     index: Path = typer.Option(None, "--index", help="Use a saved index folder"),
     qrels_out: Path = typer.Option(None, "--qrels-out", help="Also write the gold as TREC qrels"),
     k: int = typer.Option(100, "-k"),
@@ -347,12 +365,14 @@ def run(
     if queries is not None:
         if not queries_format:
             raise CLIError("--queries needs --queries-format (polishlawllm, orycore, beir or trec)")
-        corp = open_data(corpus, language=language, data_dir=data_dir, notify=warn, want="corpus")
+        corp = open_data(corpus, language=language, data_dir=data_dir, notify=warn, want="corpus",
+                         jurisdiction=jurisdiction)
         qset = load_queries(queries, queries_format, corp)
         if qset.dropped:
             err.print(f"[yellow]{len(qset.dropped)} queries dropped (no usable gold); lexir stats explains[/]")
     else:
-        bench = open_data(corpus, language=language, data_dir=data_dir, notify=warn, want="queries")
+        bench = open_data(corpus, language=language, data_dir=data_dir, notify=warn, want="queries",
+                          jurisdiction=jurisdiction)
         corp, qset = bench.corpus, bench.queries
     qset = qset.split(split)
     retriever = _retriever(corp, system, params, index, qrels=qset.qrels)

@@ -47,7 +47,8 @@ WANTS = (None, "corpus", "queries")
 
 
 def open(spec: str | Path, *, language: str | None = None, data_dir: str | Path | None = None,
-         notify: Callable[[str], None] | None = None, want: str | None = None) -> Any:
+         notify: Callable[[str], None] | None = None, want: str | None = None,
+         jurisdiction: str | None = None) -> Any:
     """The one door to data: a registered name (``pl-exams``), a name a registry pattern matches
     (``de-gesetze-history@2013-06-01``: the provisions in force that day) or a path.
 
@@ -56,11 +57,16 @@ def open(spec: str | Path, *, language: str | None = None, data_dir: str | Path 
     with a history its :class:`~lexir.structure.history.StatuteHistory`. ``want="corpus"``: always
     the corpus; ``want="queries"``: a benchmark, else a clear error. ``language`` overrides the
     corpus language (a path without it has its language detected, reported through ``notify``).
-    ``data_dir``: where registered datasets' files lie (see :mod:`lexir.datasets.registry`). Every
-    call returns a new object."""
+    ``jurisdiction``: the legal order whose law a corpus given by path is (``at``: a folder of
+    Austrian law, read as German law by default; see :func:`given_order`); its language is then
+    the order's unless ``language`` says otherwise. ``data_dir``: where registered datasets' files
+    lie (see :mod:`lexir.datasets.registry`). Every call returns a new object."""
     if want not in WANTS:
         raise ValueError(f"want={want!r}: valid: corpus, queries (or None: what the spec holds)")
     spec = str(spec)
+    order = given_order(spec, jurisdiction)
+    if order is not None:
+        language = language or order.language
     if is_path(spec):
         loaded = _from_path(Path(spec), language, notify, want)
     else:
@@ -74,9 +80,29 @@ def open(spec: str | Path, *, language: str | None = None, data_dir: str | Path 
     if not language:
         return loaded
     lang = normalise_language(language)
+
+    def read_as(corpus: Corpus) -> Corpus:
+        corpus = corpus.with_language(lang)
+        return corpus.with_jurisdiction(order.code) if order is not None else corpus
+
     if isinstance(loaded, Benchmark):
-        return Benchmark(loaded.corpus.with_language(lang), loaded.queries)
-    return loaded.with_language(lang) if isinstance(loaded, Corpus) else loaded
+        return Benchmark(read_as(loaded.corpus), loaded.queries)
+    return read_as(loaded) if isinstance(loaded, Corpus) else loaded
+
+
+def given_order(spec: str, jurisdiction: str | None):
+    """The order a corpus given by path is read as, where ``jurisdiction`` names one (None where
+    it names none): its :class:`~lexir.jurisdiction.Jurisdiction`. A registered dataset is its own
+    order's law already: naming one for it is an error."""
+    if not jurisdiction:
+        return None
+    from lexir.jurisdiction import get_jurisdiction
+
+    order = get_jurisdiction(jurisdiction)  # unknown: ValueError naming the valid codes
+    if not is_path(spec):
+        raise ValueError(f"dataset {spec!r} is registered as its own legal order's law: a jurisdiction "
+                         f"({order.code!r}) is named only for a corpus given by path")
+    return order
 
 
 def _from_path(path: Path, language: str | None, notify, want: str | None) -> Corpus | Benchmark:
@@ -105,13 +131,16 @@ def _detected(path: Path, documents: Iterable[Document], notify) -> str:
 
 
 def stream(spec: str | Path, *, language: str | None = None, notify: Callable[[str], None] | None = None,
-           data_dir: str | Path | None = None) -> DocumentStream | None:
+           data_dir: str | Path | None = None, jurisdiction: str | None = None) -> DocumentStream | None:
     """A JSONL corpus file, a BEIR folder's ``corpus.jsonl``, or a registered dataset with a
     document reader (``de-gesetze``, ``fr-codes``), as a :class:`~lexir.types.DocumentStream`: read as a build
     needs it, never held whole (a file's language detected as :func:`open` does when none is
     given); None for any other spec (a code file, another dataset, a dated name: :func:`open`
-    them)."""
+    them); ``jurisdiction`` as for :func:`open`."""
     path = Path(str(spec))
+    order = given_order(str(spec), jurisdiction)
+    if order is not None:
+        language = language or order.language
     if not is_path(str(spec)):
         if registry.split_dated(str(spec))[1] is not None or str(spec) not in registry.names():
             return None
@@ -127,7 +156,8 @@ def stream(spec: str | Path, *, language: str | None = None, notify: Callable[[s
         return None
     documents = DocumentStream(name, partial(iter_corpus_jsonl, file))
     code = normalise_language(language) if language else _detected(file, iter_corpus_jsonl(file), notify)
-    return documents.with_language(code)
+    documents = documents.with_language(code)
+    return documents.with_jurisdiction(order.code) if order is not None else documents
 
 
 def _path_benchmark(path: Path, corpus: Corpus) -> Benchmark | None:

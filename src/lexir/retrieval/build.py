@@ -59,9 +59,12 @@ def index_code_digest() -> str:
 
 def index_key(system: str, params: Mapping[str, Any], corpus: Corpus) -> str:
     """The cache key of ``system`` with resolved ``params`` over ``corpus``."""
+    from lexir.jurisdiction import named_order
+
+    order = named_order(corpus)  # only where the language does not say it: older keys stay as they were
     blob = json.dumps({"system": system, "params": dict(sorted(params.items())),
                        "corpus": corpus.fingerprint, "language": corpus.language,
-                       "auto": auto_analysis(corpus.language),
+                       "auto": auto_analysis(corpus.language), **({"jurisdiction": order} if order else {}),
                        "format": INDEX_FORMAT, "code": index_code_digest()}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 

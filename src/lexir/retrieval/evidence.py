@@ -204,9 +204,12 @@ def build_options(corpus: Corpus, *, base, weight, depth, context: BuildContext)
 class ActNames:
     """Finds the acts a text names (``Kodeksem karnym``, ``k.p.c.``), from the citation tables.
 
-    Names and dotted abbreviations of ``lexir/citations/data/<language>_acts.tsv`` are matched
-    in folded text (case and, in Greek, accents ignored), longest first, so that ``Kodeks karny
-    skarbowy`` names only the fiscal code. Only acts in ``acts`` (the corpus's) are reported.
+    Names and dotted abbreviations of the legal order's act table (``Jurisdiction.acts``:
+    ``lexir/jurisdictions/<code>/data/acts.tsv``; the corpus's order, else the home order of
+    ``language``) are matched in folded text (case and, in Greek, accents ignored), longest first,
+    so that ``Kodeks karny skarbowy`` names only the fiscal code. Abbreviations without a dot
+    (``BGB``, ``OR``) are not: folded, many are everyday words (``or``, ``ao``). Only acts in
+    ``acts`` (the corpus's) are reported.
     """
 
     def __init__(self, language: str, acts: set[str], jurisdiction: str = "") -> None:
@@ -268,8 +271,8 @@ class ActCueRetriever(Retriever):
         return run
 
 
-@register_system("act-cue", "ranks the articles of the acts a query names (names and abbreviations of the "
-                 "language's citation table) above the others, over any base system", base="bm25", depth=100)
+@register_system("act-cue", "ranks the articles of the acts a query names (names and dotted abbreviations of "
+                 "the legal order's act table) above the others, over any base system", base="bm25", depth=100)
 def build_act_cue(corpus: Corpus, *, base, depth, context: BuildContext) -> ActCueRetriever:
     if not corpus.language:
         raise ValueError(f"corpus {corpus.name!r} has no language: act names are looked up per language")

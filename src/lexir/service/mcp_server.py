@@ -18,6 +18,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from lexir.jurisdiction import codes
 from lexir.service import core, history
 from lexir.service.state import ServiceError, ServiceState
 
@@ -123,12 +124,14 @@ def create_mcp(state: ServiceState) -> MCPServer:
                 found[key] = {"id": found[key]["id"], "citation": found[key].get("citation", found[key]["id"])}
         return found
 
-    @server.tool()
+    @server.tool(description=(
+        "The statutory citations written in text as a legal order writes them (jurisdiction: "
+        f"{', '.join(codes())}), each with its span, the act as written and the canonical id (null when the "
+        "act or article is unknown); ids and citations list every unit one citation names (§ 5 Abs. 1 Satz 1 "
+        "und 4 SGB V: two)."))
     def resolve_citations(text: str, jurisdiction: str) -> dict:
-        """The statutory citations written in text as a legal order writes them (jurisdiction: de, at,
-        fr, pl or el), each with its span, the
-        act as written and the canonical id (null when the act or article is unknown); ids and
-        citations list every unit one citation names (§ 5 Abs. 1 Satz 1 und 4 SGB V: two)."""
+        """The citations of ``text`` in the order ``jurisdiction`` (the description above, which
+        names the registered orders, is what a client sees)."""
         found = _call(core.cite, state, text, jurisdiction)
         return {"citations": [{"text": c["span"]["text"], "start": c["span"]["start"], "end": c["span"]["end"],
                                "act_as_written": c["act_raw"], "id": c["unit_id"], "citation": c["citation"],

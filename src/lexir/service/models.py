@@ -69,8 +69,8 @@ class SearchBatch(Body):
 
 
 class CiteRequest(Body):
-    """``jurisdiction``: the legal order whose citations to find (``de``, ``at``, ``fr``, ``pl``,
-    ``el``); ``language`` is its old name, still accepted."""
+    """``jurisdiction``: the legal order whose citations to find (a registered order's code:
+    ``lexir.jurisdiction.codes()``); ``language`` is its old name, still accepted."""
 
     text: str
     jurisdiction: str | None = None

@@ -575,10 +575,14 @@ def graph_of(corpus, progress: Callable[[int], None] | None = None) -> StatuteGr
 def graph_folder(corpus) -> Path:
     """Where the graph of ``corpus`` is cached: keyed by its name, its text fingerprint and the code
     that builds graphs (the citation finders with their tables, the parsers, this module), so a
-    graph built before a finder changed is never served after it."""
+    graph built before a finder changed is never served after it; and by its legal order where its
+    language alone does not give it (a folder read as Austrian law: its citations are Austria's)."""
     from lexir.io.paths import safe_name
+    from lexir.jurisdiction import named_order
 
-    return graph_cache_root() / f"{safe_name(corpus.name, 'corpus')}-{corpus.fingerprint[:16]}-{graph_code_digest()[:10]}"
+    order = named_order(corpus)
+    return graph_cache_root() / (f"{safe_name(corpus.name, 'corpus')}-{corpus.fingerprint[:16]}-{graph_code_digest()[:10]}"
+                                 + (f"-{order}" if order else ""))
 
 
 def graph_cache_root() -> Path:

@@ -151,7 +151,12 @@ GERMAN = Profile(package="lexir.jurisdictions.de")
 
 
 def _data(name: str, p: Profile = GERMAN):
-    return resources.files(p.package) / "data" / name
+    path = resources.files(p.package) / "data" / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{p.package}: the citation table data/{name} is missing (a Profile's package holds "
+                                f"{p.acts}, {p.keywords}, {p.not_acts}, {p.non_statutes} and {p.repealed} in data/; "
+                                "a table may be empty but for its header: docs/jurisdictions.md)")
+    return path
 
 
 def _alternation(variants: Collection[str]) -> str:

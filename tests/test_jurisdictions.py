@@ -263,6 +263,9 @@ def test_a_german_and_an_austrian_corpus_in_one_service(at_laws, tmp_path_factor
             assert cited[0]["unit_id"] == "AT-StGB::127" and cited[0]["corpora"] == ["at-laws"]
             cited = c.post("/v1/cite", json={"text": "nach § 242 StGB", "jurisdiction": "de"}).json()["citations"]
             assert cited[0]["corpora"] == ["de-gesetze-history"]
+            unnamed = c.post("/v1/cite", json={"text": "nach § 242 StGB"})  # two orders served: say which
+            assert unnamed.status_code == 400 and unnamed.json()["error"]["field"] == "jurisdiction"
+            assert "the law of at, de" in unnamed.json()["error"]["message"]
             # a written citation is looked up in the order of the corpus it names
             v = c.post("/v1/verify", json={"quote": "eine fremde bewegliche Sache", "citation": "§ 127 StGB",
                                            "corpus": "at-laws"}).json()

@@ -218,6 +218,10 @@ def test_cite(client):
     r = client.post("/v1/cite", json={"text": "x", "jurisdiction": "xx"})
     assert r.status_code == 400 and {"de", "el", "pl"} <= set(r.json()["error"]["valid"])
     assert r.json()["error"]["field"] == "jurisdiction"
+    # not named: the served corpora's order (demo and pl-codes are Polish law)
+    unnamed = client.post("/v1/cite", json={"text": "Zgodnie z art. 415 k.c."})
+    assert unnamed.status_code == 200 and unnamed.json()["jurisdiction"] == "pl"
+    assert unnamed.json()["citations"][0]["id"] == "kc::415"
     # one citation naming two units of an article: both listed, not only the first
     merged = client.post("/v1/cite", json={"text": "nach § 5 Abs. 1 Satz 1 und 4 SGB V", "language": "de"}).json()
     first = merged["citations"][0]

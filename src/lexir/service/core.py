@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lexir.citations.format import division_heading, division_starts, format_citation
+from lexir.jurisdiction import code_of
 from lexir.retrieval.base import explains
 from lexir.service.hits import verify_quote
 from lexir.service.state import LoadedCorpus, NotFound, Seen, ServiceError, ServiceState
@@ -265,6 +266,13 @@ def cite(state: ServiceState, text: Any, jurisdiction: Any, annotated: bool = Fa
         raise ServiceError(f"text has {len(text)} characters; at most {state.settings.max_text_chars}",
                            field="text")
     valid = citation_codes()
+    if jurisdiction is None:  # not named: the order of the served corpora, where they are all one order's law
+        served = sorted({code_of(lc.corpus) for lc in state.corpora.values()} - {""})
+        if len(served) != 1:
+            raise ServiceError("give jurisdiction: the legal order whose citations to find"
+                               + (f" (the served corpora are the law of {', '.join(served)})" if served else ""),
+                               valid=valid, field="jurisdiction")
+        jurisdiction = served[0]
     if jurisdiction not in valid:
         raise ServiceError(f"no citation finder for jurisdiction {jurisdiction!r}", valid=valid, field="jurisdiction")
     out = []

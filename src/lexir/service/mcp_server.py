@@ -126,10 +126,10 @@ def create_mcp(state: ServiceState) -> MCPServer:
 
     @server.tool(description=(
         "The statutory citations written in text as a legal order writes them (jurisdiction: "
-        f"{', '.join(codes())}), each with its span, the act as written and the canonical id (null when the "
-        "act or article is unknown); ids and citations list every unit one citation names (§ 5 Abs. 1 Satz 1 "
-        "und 4 SGB V: two)."))
-    def resolve_citations(text: str, jurisdiction: str) -> dict:
+        f"{', '.join(codes())}; may be left out where every served corpus is one order's law), each with its "
+        "span, the act as written and the canonical id (null when the act or article is unknown); ids and "
+        "citations list every unit one citation names (§ 5 Abs. 1 Satz 1 und 4 SGB V: two)."))
+    def resolve_citations(text: str, jurisdiction: str | None = None) -> dict:
         """The citations of ``text`` in the order ``jurisdiction`` (the description above, which
         names the registered orders, is what a client sees)."""
         found = _call(core.cite, state, text, jurisdiction)

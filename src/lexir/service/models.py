@@ -70,7 +70,8 @@ class SearchBatch(Body):
 
 class CiteRequest(Body):
     """``jurisdiction``: the legal order whose citations to find (a registered order's code:
-    ``lexir.jurisdiction.codes()``); ``language`` is its old name, still accepted."""
+    ``lexir.jurisdiction.codes()``; left out: the order of the served corpora, where they are all
+    one order's law); ``language`` is its old name, still accepted."""
 
     text: str
     jurisdiction: str | None = None

@@ -234,6 +234,65 @@ def test_text_that_is_no_unicode_is_refused_before_analysis(client, path, raw, f
     assert client.get("/healthz").status_code == 200
 
 
+@pytest.mark.parametrize("path", ["/v1/demo/search", "/v1/cite", "/v1/verify", "/v1/demo/validity",
+                                  "/judgements"])
+def test_json_nested_thousands_deep_is_bad_json_on_every_post_route(client, path):
+    """Arrays nested 5,000 deep overflow Python's JSON parser (RecursionError): a 400 bad_json on
+    every route that takes a body, never a 500 (the validity route reads its body itself)."""
+    for raw in (b"[" * 5000 + b"]" * 5000, b'{"ids": ' + b"[" * 5000 + b"]" * 5000 + b"}"):
+        error = error_of(post(client, raw, path), 400)
+        assert error["code"] == "bad_json" and "not valid JSON (nested too deeply)" in error["message"], error
+    error = error_of(post(client, b'{"ids": [', path), 400)  # plain bad JSON: the same code
+    assert error["code"] == "bad_json"
+    assert client.get("/healthz").status_code == 200
+
+
+def test_verify_refuses_an_id_or_citation_longer_than_any_and_echoes_none_of_it(client):
+    for field in ("id", "citation"):
+        r = client.post("/v1/verify", json={"quote": "zabija człowieka", field: "kk::148" + "x" * 900_000})
+        error = error_of(r, 400)
+        assert error["field"] == field and "at most 500 characters" in error["message"] and len(r.content) < 500
+
+
+def test_a_batch_asking_for_more_than_ten_thousand_hits_is_refused(client):
+    """queries x k is bounded as one search's window is in Elasticsearch: 100 queries at k=1000
+    (a 9.8 kB body) would be an answer of up to 100,000 hits."""
+    body = {"queries": [{"text": QUERY}] * 100, "k": 1000}
+    error = error_of(post(client, body), 400)
+    assert error["field"] == "k" and "up to 100,000 hits; at most 10,000 a request" in error["message"]
+    assert post(client, {**body, "k": 100}).status_code == 200  # 10,000: the bound itself is served
+    assert post(client, {"queries": [{"text": QUERY}] * 10, "k": 1000}).status_code == 200
+
+
+@pytest.mark.parametrize(("query", "field", "said"), [
+    ([("q", QUERY), ("k", "5_0")], "k", "k must be an integer"),
+    ([("q", QUERY), ("k", "\u0665")], "k", "k must be an integer"),  # an Arabic-Indic five
+    ([("q", QUERY), ("k", "  5")], "k", "k must be an integer"),
+    ([("q", QUERY), ("text", "maybe")], "text", "text must be true or false"),
+    ([("q", QUERY), ("q", "zabójstwo")], "q", "q is given 2 times"),
+    ([("q", QUERY), ("k", "3"), ("k", "5")], "k", "k is given 2 times"),
+    ([("q", "")], "q", "the query is empty"),
+])
+def test_get_search_parameters_are_read_strictly(client, query, field, said):
+    error = error_of(client.get("/v1/demo/search", params=query), 400)
+    assert error["field"] == field and said in error["message"], error
+    for text, shown in (("FALSE", False), ("1", True)):
+        hits = client.get("/v1/demo/search", params={"q": QUERY, "k": "2", "text": text}).json()["hits"]
+        assert ("text" in hits[0]) is shown
+
+
+def test_cite_refuses_a_jurisdiction_and_a_language_that_disagree(client):
+    error = error_of(client.post("/v1/cite", json={"text": "art. 148 k.k.", "jurisdiction": "pl", "language": "de"}),
+                     400)
+    assert error["field"] == "jurisdiction" and "disagree" in error["message"]
+    assert client.post("/v1/cite", json={"text": "art. 148 k.k.", "jurisdiction": "pl", "language": "pl"}).status_code == 200
+
+
+def test_healthz_answers_head_as_a_load_balancer_probes(client):
+    r = client.head("/healthz")
+    assert r.status_code == 200 and r.content == b""
+
+
 def test_every_4xx_is_a_json_error_and_a_405_says_what_is_allowed(client):
     r = client.put("/v1/demo/search")
     error_of(r, 405)

@@ -107,6 +107,40 @@ def test_verify_quote_in_a_long_provision_finds_the_passage():
     assert found["verified"] and found["match"] == "fuzzy" and found["span"]["text"] == passage
 
 
+def test_a_long_quote_costs_a_bounded_number_of_comparisons(monkeypatch):
+    """A quote near the service's 5,000-character cap, against a real 9,556-character article
+    (art. 115 k.k.), is ranked word by word and compared character by character with two spans
+    only: a few dozen comparisons, where each window compared by characters cost 26 s for a
+    2,000-character quote before (benchmarks/bench_verify.py). A paraphrase is still verified,
+    its span fitted to the passage; a phrase repeated to the cap is not."""
+    import difflib
+
+    import lexir
+
+    corpus = lexir.load("pl-codes")
+    text = corpus["kk::115"].text
+    words = text.split()
+    start = len(words) // 4
+    paraphrase = " ".join(w for i, w in enumerate(words[start:]) if i % 12 != 11)[:5000]  # a word in 12 dropped
+    repeated = " ".join(["zabija człowieka podlega karze pozbawienia wolności"] * 100)[:5000]
+    calls = []
+    ratio = difflib.SequenceMatcher.ratio
+
+    def counted(self):
+        calls.append((self.autojunk, len(self.a), len(self.b)))
+        return ratio(self)
+
+    monkeypatch.setattr(difflib.SequenceMatcher, "ratio", counted)
+    found = verify_quote(paraphrase, text)
+    assert found["verified"] and found["match"] == "fuzzy" and found["score"] >= 0.9
+    assert found["span"]["text"].split()[:3] == words[start:start + 3]
+    by_chars = [c for c in calls if not c[0]]
+    assert len(by_chars) <= 2 and len(calls) <= 100, (len(by_chars), len(calls))
+    calls.clear()
+    assert not verify_quote(repeated, text)["verified"]
+    assert len([c for c in calls if not c[0]]) <= 2 and len(calls) <= 100
+
+
 def test_cli_search_json_has_the_service_hit_shape():
     """``lexir search --format json`` prints the hits of the service's search: one shape (citation,
     breadcrumbs, snippet, text), field for field."""

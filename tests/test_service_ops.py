@@ -152,7 +152,7 @@ def test_metrics_and_health_are_not_refused_for_load(tmp_path):
     (here: a batch of searches) and a search beside it gets its 429, counted by status."""
     srv = Server(["demo", "--max-in-flight", "1"], tmp_path / "busy")
     try:
-        body = {"queries": [{"text": f"{QUERY} {i}"} for i in range(100)], "k": 1000}
+        body = {"queries": [{"text": f"{QUERY} {i}"} for i in range(100)], "k": 100}
         with httpx.Client(base_url=srv.url, timeout=120) as c:
             busy = threading.Event()
 
@@ -270,7 +270,7 @@ def test_a_signal_to_the_supervisor_stops_every_worker(two):
     """... gracefully: a request in flight (a large batch) is answered before its worker exits."""
     workers = workers_of(two)
     assert len(workers) == 2
-    body = {"queries": [{"text": f"{QUERY} {i}"} for i in range(100)], "k": 1000}
+    body = {"queries": [{"text": f"{QUERY} {i}"} for i in range(100)], "k": 100}
     answered = []
     batch = threading.Thread(target=lambda: answered.append(httpx.post(
         two.url + "/v1/demo/search", json=body, headers={"X-API-Key": KEY}, timeout=60).status_code))

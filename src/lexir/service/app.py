@@ -219,6 +219,10 @@ def allowed(request: Request) -> str:
 async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
     if isinstance(exc.__cause__, _TooLarge):  # FastAPI wraps a failed body read as a 400
         return too_large(request)
+    if exc.status_code == 400 and isinstance(exc.__cause__, (ValueError, RecursionError)):
+        # a body FastAPI could not parse: JSON nested thousands deep (RecursionError), bad UTF-8
+        deep = " (nested too deeply)" if isinstance(exc.__cause__, RecursionError) else ""
+        return error(400, "bad_json", f"the request body is not valid JSON{deep}")
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "error")
     message = exc.detail if exc.status_code != 404 else "no such route; see /openapi.json"
     headers = dict(exc.headers or {})

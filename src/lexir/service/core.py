@@ -19,6 +19,10 @@ from lexir.service.state import LoadedCorpus, NotFound, Seen, ServiceError, Serv
 from lexir.structure.hits import breadcrumbs, citation, format_hits, hit_analyzer
 from lexir.types import Query, ranked
 
+# The longest id (or written citation) a request may name: the longest real id is far shorter; a
+# longer one is refused, not looked up (nor echoed back in a 404).
+MAX_ID_CHARS = 500
+
 CONTEXTS = ("parent", "children", "siblings", "toc")
 
 
@@ -137,6 +141,10 @@ def search(state: ServiceState, corpus: str, queries: Sequence[tuple[str, str]],
     if len(queries) > state.settings.max_batch:
         raise ServiceError(f"{len(queries)} queries in one batch; at most {state.settings.max_batch}",
                            field="queries")
+    if len(queries) * k > state.settings.max_hits:
+        raise ServiceError(f"{len(queries)} queries at k={k} ask for up to {len(queries) * k:,} hits; at most "
+                           f"{state.settings.max_hits:,} a request (fewer queries a request, or a smaller k)",
+                           field="k")
     texts = [check_query(state, text, f"queries[{i}].text") for i, (_, text) in enumerate(queries)]
     for i, (qid, _) in enumerate(queries):
         check_text(qid, f"queries[{i}].id")
@@ -190,8 +198,8 @@ def provision(state: ServiceState, corpus: str, unit_id: str, context: Sequence[
     asked for: ``parent``, ``children``, ``siblings`` (all units under the same parent), ``toc``
     (the act's articles). With ``as_of``, the provision as it stood on that date."""
     loaded = state.get(corpus, as_of)
-    if not isinstance(unit_id, str) or len(unit_id) > 500:
-        raise ServiceError("an id is a string of at most 500 characters", field="id")
+    if not isinstance(unit_id, str) or len(unit_id) > MAX_ID_CHARS:
+        raise ServiceError(f"an id is a string of at most {MAX_ID_CHARS} characters", field="id")
     bad = [c for c in context if c not in CONTEXTS]
     if bad:
         raise ServiceError(f"unknown context {bad[0]!r}; valid: {', '.join(CONTEXTS)}", valid=CONTEXTS,
@@ -367,6 +375,10 @@ def verify(state: ServiceState, quote: Any, unit_id: str | None = None, citation
         raise ServiceError("threshold must be in (0, 1]", field="threshold")
     if bool(unit_id) == bool(citation_text):
         raise ServiceError("give exactly one of 'id' and 'citation'", field="id")
+    for field, value in (("id", unit_id), ("citation", citation_text)):
+        if value is not None and (not isinstance(value, str) or len(value) > MAX_ID_CHARS):
+            raise ServiceError(f"{'an id' if field == 'id' else 'a citation'} is a string of at most {MAX_ID_CHARS} "
+                               "characters", field=field)
     loaded, uid = resolve_target(state, unit_id or citation_text or "", corpus, is_citation=bool(citation_text))
     text = loaded.units[uid].provision.text
     result = verify_quote(quote, text, threshold)

@@ -3,6 +3,7 @@ JSON answers and errors, and query parameters documented in the OpenAPI schema."
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -57,8 +58,31 @@ def param(name: str, kind: str, description: str, required: bool = False, defaul
     return {"name": name, "in": where, "required": required, "description": description, "schema": schema}
 
 
+_INTEGER = re.compile(r"-?[0-9]{1,18}")
+
+
 def parse_int(value: str, name: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise ServiceError(f"{name} must be an integer; got {value[:20]!r}", field=name) from None
+    """An integer as a query string writes one: ASCII digits, an optional minus (Python's int()
+    would also take ``5_0``, `` 5`` and other scripts' digits)."""
+    if not _INTEGER.fullmatch(value):
+        raise ServiceError(f"{name} must be an integer; got {value[:20]!r}", field=name)
+    return int(value)
+
+
+def parse_bool(value: str, name: str) -> bool:
+    """true/false (also 1/0, yes/no; any case), else a 400 naming the parameter."""
+    folded = value.strip().lower()
+    if folded in ("true", "1", "yes"):
+        return True
+    if folded in ("false", "0", "no"):
+        return False
+    raise ServiceError(f"{name} must be true or false; got {value[:20]!r}", field=name)
+
+
+def single(args, name: str, default: str | None = None) -> str | None:
+    """The one value of query parameter ``name`` (``default`` when absent); given twice, a 400
+    (which one was meant cannot be told)."""
+    values = args.getlist(name)
+    if len(values) > 1:
+        raise ServiceError(f"the query parameter {name} is given {len(values)} times; give it once", field=name)
+    return values[0] if values else default

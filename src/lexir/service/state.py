@@ -84,6 +84,9 @@ class Settings:
     max_text_chars: int = 200_000  # /v1/cite input
     max_quote_chars: int = 5_000  # /v1/verify: fuzzy matching is quadratic in the quote
     max_batch: int = 100
+    # hits one request may ask for (queries x k), as Elasticsearch's index.max_result_window bounds
+    # one search: 100 queries at k=1000 over long statutes would be an answer of hundreds of MB
+    max_hits: int = 10_000
     max_body_bytes: int = 1 << 20
     max_in_flight: int = 32
     retry_after_s: int = 1

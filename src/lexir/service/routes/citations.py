@@ -8,12 +8,16 @@ from fastapi.responses import JSONResponse
 from lexir.service import core
 from lexir.service.http import json_response, state_of
 from lexir.service.models import Citations, CiteRequest, Verification, VerifyRequest
+from lexir.service.state import ServiceError
 
 router = APIRouter(tags=["citations"])
 
 
 @router.post("/v1/cite", response_model=Citations)
 def cite(body: CiteRequest, request: Request) -> JSONResponse:
+    if body.jurisdiction and body.language and body.jurisdiction != body.language:
+        raise ServiceError(f"jurisdiction {body.jurisdiction!r} and language {body.language!r} (its old name) "
+                           "disagree: give one", field="jurisdiction")
     return json_response(core.cite(state_of(request), body.text, body.jurisdiction or body.language, body.annotate))
 
 

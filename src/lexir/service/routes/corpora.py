@@ -11,7 +11,7 @@ from lexir.service.models import Corpora, Health
 router = APIRouter(tags=["service"])
 
 
-@router.get("/healthz", response_model=Health)
+@router.api_route("/healthz", methods=["GET", "HEAD"], response_model=Health)  # HEAD: load balancers' probes
 async def healthz(request: Request) -> JSONResponse:
     return json_response({"status": "ok", "corpora": list(state_of(request).corpora)})
 

@@ -44,8 +44,11 @@ async def diff_route(corpus: str, unit_id: str, request: Request) -> JSONRespons
 async def validity_route(corpus: str, request: Request) -> JSONResponse:
     try:
         body = await request.json()
-    except ValueError:
-        raise ServiceError("the request body is not valid JSON") from None
+    except (ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
+        error = ServiceError("the request body is not valid JSON" + (" (nested too deeply)" if isinstance(
+            exc, RecursionError) else ""))
+        error.code = "bad_json"
+        raise error from None
     if not isinstance(body, dict) or "ids" not in body:
         raise ServiceError('the body is a JSON object {"ids": [...], "as_of": "YYYY-MM-DD"}', field="ids")
     return json_response(await run_in_threadpool(validity, state_of(request), corpus, body["ids"], body.get("as_of")))

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from lexir.service import core
-from lexir.service.http import json_response, param, parse_int, run, state_of
+from lexir.service.http import json_response, param, parse_bool, parse_int, run, single, state_of
 from lexir.service.models import SearchBatch, SearchResult, SearchResults
 from lexir.service.state import ServiceError, ServiceState
 
@@ -38,15 +38,17 @@ async def search_get(request: Request) -> JSONResponse:
     state = state_of(request)
     corpus = request.path_params["corpus"]  # not a declared parameter: FastAPI's machinery costs more than a search
     args = request.query_params
-    if "q" not in args:
+    q = single(args, "q")
+    if q is None:
         raise ServiceError("the query parameter q is required", field="q")
-    k = parse_int(args.get("k", "10"), "k")
+    core.check_query(state, q, "q")
+    k = parse_int(single(args, "k", "10"), "k")
     params = core.parse_param_pairs(args.getlist("param"))
-    with_text = args.get("text", "true").lower() not in ("false", "0", "no")
-    system = args.get("system")
-    as_of = args.get("as_of") or None
+    with_text = parse_bool(single(args, "text", "true"), "text")
+    system = single(args, "system")
+    as_of = single(args, "as_of") or None
     found = await run(_fast(state, corpus, system, params) and not as_of, core.search, state, corpus,
-                      [("q", args["q"])], k, system, params, with_text=with_text, as_of=as_of)
+                      [("q", q)], k, system, params, with_text=with_text, as_of=as_of)
     return json_response(found[0])
 
 

@@ -228,3 +228,28 @@ def test_run_with_an_llm_system_against_a_loopback_server(tmp_path, monkeypatch)
         assert server.count == 119 and "LLM:" in result.output
         assert len(read_run(tmp_path / "r.trec")) == 119
         assert invoke(*args).exit_code == 0 and server.count == 119
+
+
+# -- bad input: one line, exit 2 ----------------------------------------------------------------
+
+
+def test_a_path_that_cannot_be_read_or_written_is_one_line_naming_it(tmp_path, monkeypatch):
+    """An operating-system error (a folder where a file is read, a cache that is a file) is
+    one line naming the path and the reason, exit 2, not a traceback."""
+    folder = tmp_path / "DIR"
+    folder.mkdir()
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("q1 0 kk::1 1\n", encoding="utf-8")
+    run = tmp_path / "r.trec"
+    run.write_text("q1 Q0 kk::1 1 1.0 x\n", encoding="utf-8")
+    for args in (("cite", folder), ("eval", folder, "--qrels", qrels), ("eval", run, "--qrels", folder)):
+        result = invoke(*args)
+        assert result.exit_code == 2 and f"error: {folder}: Is a directory" in result.output, (args, result.output)
+        assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+    cache = tmp_path / "afile"
+    cache.write_text("", encoding="utf-8")
+    monkeypatch.setenv("LEXIR_CACHE", str(cache))
+    result = invoke("search", "demo", "zabójstwo", "--system", "bm25")
+    assert result.exit_code == 2, result.output
+    assert f"error: {cache}/indexes" in result.output and "Not a directory" in result.output
+    assert "set LEXIR_CACHE to a folder you can write" in result.output

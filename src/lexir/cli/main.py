@@ -98,6 +98,21 @@ def fail(message: str) -> None:
     raise typer.Exit(2)
 
 
+def os_error(exc: OSError) -> str:
+    """An operating-system error as one line naming the path and the reason (``/sys/x.trec:
+    Permission denied``), and the cache's variable where the path is under the cache."""
+    if not exc.strerror or not exc.filename:
+        return str(exc)  # raised with a message of its own (a marker file missing: what it is)
+    where = str(exc.filename) + (f" -> {exc.filename2}" if exc.filename2 else "")
+    message = f"{where}: {exc.strerror}"
+    from lexir.io.paths import cache_dir
+
+    cache = cache_dir()
+    if Path(exc.filename) == cache or cache in Path(exc.filename).parents:
+        message += f" (lexir's cache folder {cache}: set LEXIR_CACHE to a folder you can write)"
+    return message
+
+
 def guarded(fn):
     """Turn the errors users can cause into one clear line and exit code 2, not a traceback."""
     import functools
@@ -111,9 +126,10 @@ def guarded(fn):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (DatasetError, FormatError, ExperimentError, CLIError, ValueError, FileNotFoundError,
-                BudgetExhausted, LLMError) as exc:
+        except (DatasetError, FormatError, ExperimentError, CLIError, ValueError, BudgetExhausted, LLMError) as exc:
             fail(str(exc))
+        except OSError as exc:  # a path that cannot be read or written: a folder, no permission, a full disk
+            fail(os_error(exc))
         except ImportError as exc:  # an optional extra that is not installed
             fail(f"{exc} (an optional part of lexir is not installed; install the extra it names, e.g. pip install 'lexir[onnx]'; pyproject.toml lists the extras)")
 

@@ -1,6 +1,7 @@
 """The lexir command line, end to end, through typer's runner (real files, real data)."""
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -253,3 +254,48 @@ def test_a_path_that_cannot_be_read_or_written_is_one_line_naming_it(tmp_path, m
     assert result.exit_code == 2, result.output
     assert f"error: {cache}/indexes" in result.output and "Not a directory" in result.output
     assert "set LEXIR_CACHE to a folder you can write" in result.output
+
+
+def test_a_bad_output_path_is_refused_before_anything_is_loaded(tmp_path, monkeypatch):
+    """run, fuse, eval --per-query, index, graph build: an output that is a folder (or a file where
+    a folder goes, or under a file, or where nothing can be written) is refused before the data is
+    loaded, so no work is thrown away, and no side file is left."""
+    import lexir.datasets
+
+    def loaded(*args, **kwargs):
+        raise AssertionError("the data was loaded before the output path was checked")
+
+    monkeypatch.setattr(lexir.datasets, "open", loaded)
+    monkeypatch.setattr(lexir.datasets, "stream", loaded)
+    folder, file = tmp_path / "DIR", tmp_path / "afile"
+    folder.mkdir()
+    file.write_text("", encoding="utf-8")
+    runs = [tmp_path / "a.trec", tmp_path / "b.trec"]
+    for path in runs:
+        path.write_text("q1 Q0 kk::1 1 1.0 x\n", encoding="utf-8")
+    cases = [
+        (("run", "demo", "--system", "bm25", "-o", folder), f"--output {folder}: is a folder; give a file name"),
+        (("run", "demo", "--system", "bm25", "-o", file / "x.trec"), f"--output {file}/x.trec: {file} is a file"),
+        (("run", "demo", "--system", "bm25", "-o", tmp_path / "r.trec", "--qrels-out", folder), "--qrels-out"),
+        (("fuse", *runs, "-o", folder), f"--output {folder}: is a folder"),
+        (("eval", runs[0], "--dataset", "demo", "--per-query", folder), f"--per-query {folder}: is a folder"),
+        (("index", "demo", "-o", file), f"--output {file}: is a file; give a folder"),
+        (("graph", "build", "demo", "-o", file), f"--output {file}: is a file; give a folder"),
+        (("qrels", "export", "--db", tmp_path / "j.sqlite", "-o", folder), f"--output {folder}: is a folder"),
+    ]
+    if Path("/sys/kernel").is_dir():  # sysfs: no file can be made there, not even by root
+        cases.append((("run", "demo", "--system", "bm25", "-o", "/sys/lexir-x.trec"),
+                      "--output /sys/lexir-x.trec: cannot write in /sys ("))
+    for args, message in cases:
+        result = invoke(*args)
+        assert result.exit_code == 2 and message in result.output, (args, result.output)
+        assert "Traceback" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["DIR", "a.trec", "afile", "b.trec"]
+    assert not any(folder.iterdir())
+
+
+def test_a_run_to_a_new_folder_is_still_written(tmp_path):
+    out = tmp_path / "new" / "sub" / "r.trec"
+    result = invoke("run", "demo", "--system", "bm25", "--split", "test", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert len(read_run(out)) == 71 and sorted(p.name for p in out.parent.iterdir()) == ["r.trec"]

@@ -27,6 +27,17 @@ def test_run_roundtrip_orders_by_score_and_cuts_depth(tmp_path):
     assert q2 == ["kc::4", "kc::4^1"]
 
 
+def test_a_run_write_that_fails_leaves_no_side_file(tmp_path):
+    """A run goes to ``NAME.part`` and is renamed; when the write or the rename fails, the side
+    file goes too (a folder in the way of the rename; an id that cannot be written)."""
+    (tmp_path / "r.trec").mkdir()
+    with pytest.raises(IsADirectoryError):
+        write_run({"q1": {"kk::1": 1.0}}, tmp_path / "r.trec")
+    with pytest.raises(ValueError, match="empty document id"):
+        write_run({"q1": {"kk::1": 2.0, "": 1.0}}, tmp_path / "s.trec")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.trec"]
+
+
 def test_qrels_roundtrip(tmp_path):
     qrels = {"a": {"kk::1": 1, "kk::2": 2}}
     write_qrels(qrels, tmp_path / "q.txt")

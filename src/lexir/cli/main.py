@@ -113,6 +113,34 @@ def os_error(exc: OSError) -> str:
     return message
 
 
+def check_output(path: Path | None, option: str, folder: bool = False) -> None:
+    """Refuse an output path that cannot be written before any work is done, so that a bad path
+    loses nothing: a folder where a file is to go (or a file where a folder is), a parent that is
+    a file, or a folder that cannot be written in (found by making and removing a file there:
+    permissions alone do not tell, e.g. for root under /sys). Missing folders above the path are
+    fine: the writers make them."""
+    import os
+    import tempfile
+
+    if path is None:
+        return
+    if folder and path.exists() and not path.is_dir():
+        raise CLIError(f"{option} {path}: is a file; give a folder")
+    if not folder and path.is_dir():
+        raise CLIError(f"{option} {path}: is a folder; give a file name")
+    near = path if path.is_dir() else path.parent
+    while not near.exists() and near.parent != near:  # the nearest folder that exists
+        near = near.parent
+    if not near.is_dir():
+        raise CLIError(f"{option} {path}: {near} is a file, not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(dir=near, prefix=".lexir-probe-")
+    except OSError as exc:
+        raise CLIError(f"{option} {path}: cannot write in {near} ({exc.strerror})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
 def guarded(fn):
     """Turn the errors users can cause into one clear line and exit code 2, not a traceback."""
     import functools
@@ -244,6 +272,7 @@ def index(
     from lexir.types import DocumentStream
 
     system = system or ("bm25-inc" if as_of else "bm25")
+    check_output(output, "--output", folder=True)
     corpus = with_as_of(corpus, as_of)
     # BM25 reads a JSONL corpus (or BEIR folder, or a dataset with a document reader: de-gesetze, fr-codes)
     # as a stream: its text is never held whole, so a build's memory does not grow with the
@@ -376,6 +405,8 @@ def run(
 
     if system is None and index is None:
         raise CLIError("give --system (lexir systems lists them) or --index DIR")
+    check_output(output, "--output")
+    check_output(qrels_out, "--qrels-out")
     corpus = with_as_of(corpus, as_of)
 
     if queries is not None:
@@ -425,6 +456,7 @@ def evaluate_cmd(
 
     if (qrels is None) == (dataset is None):
         raise CLIError("give exactly one of --qrels or --dataset")
+    check_output(per_query, "--per-query")
     if qrels:
         gold = read_qrels(qrels)
     else:
@@ -475,6 +507,7 @@ def fuse(
 
     if len(runs) < 2:
         raise CLIError("fuse needs at least two run files")
+    check_output(output, "--output")
     values: dict = {}
     for key, value in parse_params(params).items():
         if key not in ("k", "k0", "weights", "norm", "depth"):
@@ -676,6 +709,7 @@ def graph_build(
     from lexir.datasets import open as open_data
     from lexir.structure.graph import graph_folder, graph_of
 
+    check_output(output, "--output", folder=True)
     corp = open_data(corpus, data_dir=data_dir, notify=warn, want="corpus")
     if not corp.acts:
         raise CLIError(f"corpus {corpus!r} has no statute structure to build a graph from")

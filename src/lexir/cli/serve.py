@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from lexir.cli.main import CLIError, DataDir, app, err, guarded
+from lexir.cli.main import CLIError, DataDir, app, check_output, err, guarded
 
 DEFAULT_SYSTEMS = ["recommended", "bm25"]
 Systems = typer.Option(DEFAULT_SYSTEMS, "--system", help="A system requests may use (repeatable; the first is the "
@@ -302,6 +302,8 @@ def qrels_export(
     """Export the page's relevance marks as TREC qrels (qid 0 docid grade), for lexir eval."""
     from lexir.service.judgements import Judgements
 
+    check_output(output, "--output")
+    check_output(topics, "--topics")
     store = Judgements(db)
     lines = store.qrels_lines(corpus)
     text = "".join(line + "\n" for line in lines)

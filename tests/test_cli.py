@@ -299,3 +299,39 @@ def test_a_run_to_a_new_folder_is_still_written(tmp_path):
     result = invoke("run", "demo", "--system", "bm25", "--split", "test", "-o", out)
     assert result.exit_code == 0, result.output
     assert len(read_run(out)) == 71 and sorted(p.name for p in out.parent.iterdir()) == ["r.trec"]
+
+
+def test_serve_refuses_a_bad_system_spec_before_loading_anything(monkeypatch):
+    """`lexir serve --system` is checked as --variant is, parts of a fusion too, before a corpus is
+    loaded (it was a traceback after the load, exit 1); a good spec gets through to the load."""
+    from lexir.cli import serve
+    from lexir.cli.main import CLIError
+
+    def load(*args, **kwargs):
+        raise CLIError("loading the corpora")
+
+    monkeypatch.setattr(serve, "_state", load)
+    for spec, message in (("nope", "--system 'nope': unknown system 'nope'; valid: "),
+                          ("bm25(k1=abc)", "--system 'bm25(k1=abc)': parameter k1='abc': expected float"),
+                          ("bm25(k1=99)", "parameter k1=99.0 is out of range; valid: 0 to 10"),
+                          ("rrf(systems=bm25+nope)", "--system 'rrf(systems=bm25+nope)': unknown system 'nope'")):
+        result = invoke("serve", "demo", "--system", "bm25", "--system", spec)
+        assert result.exit_code == 2 and message in result.output, (spec, result.output)
+        assert "loading" not in result.output and "Traceback" not in result.output
+        result = invoke("mcp", "demo", "--system", spec)
+        assert result.exit_code == 2 and message in result.output, (spec, result.output)
+    result = invoke("serve", "demo", "--no-request-log", "--system", "bm25", "--system",
+                    "rrf(systems=bm25+bm25(mode=stem))")
+    assert result.exit_code == 2 and "error: loading the corpora" in result.output, result.output
+
+
+def test_serve_refuses_a_port_out_of_range_and_no_requests_in_flight(monkeypatch):
+    from lexir.cli import serve
+
+    monkeypatch.setattr(serve, "_state", lambda *a, **k: pytest.fail("loaded with a bad option"))
+    for args, option in ((("--port", "99999"), "--port"), (("--port", "-1"), "--port"),
+                         (("--max-in-flight", "0"), "--max-in-flight")):
+        result = invoke("serve", "demo", "--system", "bm25", *args)
+        assert result.exit_code == 2 and f"Invalid value for '{option}'" in result.output, (args, result.output)
+    result = invoke("mcp", "demo", "--system", "bm25", "--port", "65536")
+    assert result.exit_code == 2 and "Invalid value for '--port'" in result.output, result.output

@@ -335,3 +335,51 @@ def test_serve_refuses_a_port_out_of_range_and_no_requests_in_flight(monkeypatch
         assert result.exit_code == 2 and f"Invalid value for '{option}'" in result.output, (args, result.output)
     result = invoke("mcp", "demo", "--system", "bm25", "--port", "65536")
     assert result.exit_code == 2 and "Invalid value for '--port'" in result.output, result.output
+
+
+def _two_runs(tmp_path):
+    runs = []
+    for name, docs in (("a", ["kk::1", "kk::2", "kk::3"]), ("b", ["kk::3", "kk::1", "kk::4"])):
+        path = tmp_path / f"{name}.trec"
+        path.write_text("".join(f"q{q} Q0 {d} {r} {10 - r}.0 {name}\n" for q in (1, 2) for r, d in enumerate(docs, 1)),
+                        encoding="utf-8")
+        runs.append(path)
+    return runs
+
+
+def test_fuse_checks_each_parameter_and_names_it(tmp_path):
+    """Each -p is the method's, typed and in its range as the fusion systems declare (lexir systems
+    rrf); a negative constant divided by zero, a NaN weight wrote NaN scores, a parameter of another
+    method was ignored, a word for a number gave Python's message without the parameter's name."""
+    runs, out = _two_runs(tmp_path), tmp_path / "f.trec"
+    cases = [
+        ((), ("-p", "k=-1"), "parameter k=-1.0 is out of range; valid: 0 to 1000"),
+        ((), ("-p", "k=nan"), "parameter k=nan: expected a finite float"),
+        ((), ("-p", "k0=-1"), "rrf fusion has no parameter 'k0'; valid: k, depth (k0 is wrrf's: --method wrrf)"),
+        ((), ("-p", "depth=abc"), "parameter depth='abc': expected int"),
+        ((), ("-p", "depth=0"), "parameter depth=0 is out of range; valid: 1 to 10000"),
+        (("--method", "wrrf"), ("-p", "k0=abc"), "parameter k0='abc': expected float"),
+        (("--method", "wrrf"), ("-p", "weights=-1,nan"), "weights '-1,nan': each weight must be a finite number"),
+        (("--method", "wrrf"), ("-p", "weights=1,inf"), "weights '1,inf': each weight must be a finite number"),
+        (("--method", "combsum"), ("-p", "norm=max"), "parameter norm='max' is not allowed; valid: minmax"),
+        (("--method", "borda"), (), "--method 'borda': valid: rrf, wrrf, combsum"),
+    ]
+    for method, param, message in cases:
+        result = invoke("fuse", *runs, *method, *param, "-o", out)
+        assert result.exit_code == 2 and message in result.output, (method, param, result.output)
+        assert "Traceback" not in result.output and not out.exists()
+    result = invoke("fuse", *runs, "--method", "wrrf", "-p", "weights=1,0", "-p", "k0=0", "-o", out)
+    assert result.exit_code == 0, result.output
+    # weight 0: run b's documents count for nothing (kk::4: 0); k0=0: scores 1/rank
+    assert read_run(out) == {q: {"kk::1": 1.0, "kk::2": 0.5, "kk::3": 0.333333, "kk::4": 0.0} for q in ("q1", "q2")}
+
+
+def test_fusion_below_the_cli_refuses_what_would_divide_by_zero_or_make_nan():
+    import lexir
+
+    runs = [{"q1": {"kk::1": 2.0, "kk::2": 1.0}}, {"q1": {"kk::2": 2.0}}]
+    with pytest.raises(ValueError, match=r"parameter k=-1.0 is out of range"):
+        lexir.fuse(runs, "rrf", k=-1)
+    with pytest.raises(ValueError, match=r"each weight must be a finite number, 0 or more"):
+        lexir.fuse(runs, "wrrf", weights=[1.0, float("nan")])
+    assert lexir.fuse(runs, "rrf", k=0) == {"q1": {"kk::2": 1.5, "kk::1": 1.0}}

@@ -502,18 +502,25 @@ def fuse(
 ):
     """Fuse run files query by query (RRF, weighted RRF, normalised score sums)."""
     from lexir.io import read_run, write_run
-    from lexir.retrieval.base import parse_params
+    from lexir.retrieval.base import get_system, parse_params
+    from lexir.retrieval.fusion import FUSION_METHODS, SHAPE_PARAMS, fusion_function
     from lexir.retrieval.fusion import fuse as fuse_runs
 
     if len(runs) < 2:
         raise CLIError("fuse needs at least two run files")
+    if method not in FUSION_METHODS:
+        raise CLIError(f"--method {method!r}: valid: {', '.join(FUSION_METHODS)}")
     check_output(output, "--output")
+    # the method's parameters as its system (lexir systems rrf) declares them: type and range
+    declared = {key: p for key, p in get_system(method).params.items() if key not in ("systems", *SHAPE_PARAMS)}
     values: dict = {}
     for key, value in parse_params(params).items():
-        if key not in ("k", "k0", "weights", "norm", "depth"):
-            raise CLIError(f"fusion has no parameter {key!r}; valid: k (rrf), k0 and weights (wrrf), "
-                           "weights and norm (combsum), depth")
-        values[key] = value if key in ("weights", "norm") else (int(value) if key == "depth" else float(value))
+        if key not in declared:
+            owners = [m for m in FUSION_METHODS if m != method and key in get_system(m).params]
+            raise CLIError(f"{method} fusion has no parameter {key!r}; valid: {', '.join(declared)}"
+                           + (f" ({key} is {' and '.join(owners)}'s: --method {owners[0]})" if owners else ""))
+        values[key] = declared[key].coerce(value, key)
+    fusion_function(method, len(runs), **values)  # the weights' count and values, before reading the runs
     fused = fuse_runs([read_run(path) for path in runs], method, **values)
     write_run(fused, output, tag=f"fused-{method}", k=k)
     err.print(f"fused {len(runs)} runs ({len(fused)} queries, {method}) -> {output}")

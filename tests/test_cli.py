@@ -383,3 +383,19 @@ def test_fusion_below_the_cli_refuses_what_would_divide_by_zero_or_make_nan():
     with pytest.raises(ValueError, match=r"each weight must be a finite number, 0 or more"):
         lexir.fuse(runs, "wrrf", weights=[1.0, float("nan")])
     assert lexir.fuse(runs, "rrf", k=0) == {"q1": {"kk::2": 1.5, "kk::1": 1.0}}
+
+
+def test_k_below_one_is_refused_naming_the_option(tmp_path):
+    """-k 0 said "no results (the query has no indexed terms)" and wrote empty runs; fuse -k -1
+    dropped each query's last hit."""
+    runs = _two_runs(tmp_path)
+    for k in ("0", "-1"):
+        for args in (("search", "demo", "zabójstwo", "--system", "bm25"),
+                     ("run", "demo", "--system", "bm25", "-o", tmp_path / "r.trec"),
+                     ("fuse", *runs, "-o", tmp_path / "f.trec")):
+            result = invoke(*args, "-k", k)
+            assert result.exit_code == 2 and "Invalid value for '-k'" in result.output, (args, k, result.output)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.trec", "b.trec"]
+    result = invoke("fuse", *runs, "-k", "1", "-o", tmp_path / "f.trec")
+    best = round(1 / 61 + 1 / 62, 6)  # kk::1: first in a, second in b
+    assert result.exit_code == 0 and read_run(tmp_path / "f.trec") == {"q1": {"kk::1": best}, "q2": {"kk::1": best}}

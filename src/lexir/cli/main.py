@@ -300,7 +300,7 @@ def search(
     system: str = typer.Option(None, "--system", help="Any system (lexir systems lists them); default "
                                "recommended where the corpus's encoding is cached, else bm25 (it says which)"),
     params: list[str] = Params,
-    k: int = typer.Option(10, "-k", help="Number of articles to show"),
+    k: int = typer.Option(10, "-k", min=1, help="Number of articles to show"),
     index: Path = typer.Option(None, "--index", help="A saved index folder"),
     language: str = typer.Option(None, "--language"),
     jurisdiction: str = JurisdictionOption,
@@ -393,7 +393,7 @@ def run(
     jurisdiction: str = JurisdictionOption,
     index: Path = typer.Option(None, "--index", help="Use a saved index folder"),
     qrels_out: Path = typer.Option(None, "--qrels-out", help="Also write the gold as TREC qrels"),
-    k: int = typer.Option(100, "-k"),
+    k: int = typer.Option(100, "-k", min=1, help="Results written per query"),
     as_of: str = typer.Option(None, "--as-of", help="Only provisions in force on this date (YYYY-MM-DD)"),
     data_dir: Path = DataDir,
 ):
@@ -498,7 +498,7 @@ def fuse(
     output: Path = typer.Option(..., "--output", "-o", help="TREC run file to write"),
     method: str = typer.Option("rrf", "--method", help="rrf | wrrf | combsum"),
     params: list[str] = Params,
-    k: int = typer.Option(100, "-k", help="Results kept per query in the output"),
+    k: int = typer.Option(100, "-k", min=1, help="Results kept per query in the output"),
 ):
     """Fuse run files query by query (RRF, weighted RRF, normalised score sums)."""
     from lexir.io import read_run, write_run

@@ -399,3 +399,16 @@ def test_k_below_one_is_refused_naming_the_option(tmp_path):
     result = invoke("fuse", *runs, "-k", "1", "-o", tmp_path / "f.trec")
     best = round(1 / 61 + 1 / 62, 6)  # kk::1: first in a, second in b
     assert result.exit_code == 0 and read_run(tmp_path / "f.trec") == {"q1": {"kk::1": best}, "q2": {"kk::1": best}}
+
+
+def test_a_beir_query_file_with_an_id_given_twice_is_refused_naming_the_line(tmp_path):
+    """The second query of an id silently replaced the first."""
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"_id": "q1", "text": "kara"}\n{"_id": "q2", "text": "wina"}\n'
+                       '{"_id": "q1", "text": "zabójstwo"}\n', encoding="utf-8")
+    result = invoke("run", "demo", "--system", "bm25", "--queries", queries, "--queries-format", "beir",
+                    "--output", tmp_path / "r.trec")
+    assert result.exit_code == 2, result.output
+    assert "q.jsonl:3 (field '_id'): query id 'q1' given twice (first on line 1)" in result.output
+    assert not (tmp_path / "r.trec").exists()
+

@@ -401,6 +401,23 @@ def test_k_below_one_is_refused_naming_the_option(tmp_path):
     assert result.exit_code == 0 and read_run(tmp_path / "f.trec") == {"q1": {"kk::1": best}, "q2": {"kk::1": best}}
 
 
+def test_eval_refuses_an_unknown_format_and_an_empty_measure_list(tmp_path):
+    """eval --format xml printed a table; --measures '' used the defaults without a word."""
+    runs = _two_runs(tmp_path)
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("q1 0 kk::3 1\nq2 0 kk::4 1\n", encoding="utf-8")
+    for args, message in ((("--format", "xml"), "--format 'xml': valid: table, markdown, latex, json"),
+                          (("--measures", ""), "--measures is empty; give one or more separated by commas"),
+                          (("--measures", " , "), "--measures is empty"),
+                          (("--measures", "MRR,,Hit@1"), "--measures 'MRR,,Hit@1': an empty name between commas"),
+                          (("--measures", "MRR,Hit@0"), "--measures 'MRR,Hit@0': cutoff of Hit must be a positive integer")):
+        result = invoke("eval", *runs, "--qrels", qrels, *args)
+        assert result.exit_code == 2 and message in result.output, (args, result.output)
+    result = invoke("eval", *runs, "--qrels", qrels, "--measures", "MRR, Hit@1", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["measures"] == ["MRR", "Hit@1"]
+
+
 def test_a_beir_query_file_with_an_id_given_twice_is_refused_naming_the_line(tmp_path):
     """The second query of an id silently replaced the first."""
     queries = tmp_path / "q.jsonl"
@@ -412,3 +429,11 @@ def test_a_beir_query_file_with_an_id_given_twice_is_refused_naming_the_line(tmp
     assert "q.jsonl:3 (field '_id'): query id 'q1' given twice (first on line 1)" in result.output
     assert not (tmp_path / "r.trec").exists()
 
+
+def test_cost_refuses_an_unknown_format_before_running_anything(monkeypatch):
+    """cost --format xml was refused only after every system had answered every query."""
+    import lexir.llm.commands
+
+    monkeypatch.setattr(lexir.llm.commands, "cost_command", lambda *a, **k: pytest.fail("ran before the check"))
+    result = invoke("cost", "demo", "--system", "bm25", "--format", "xml")
+    assert result.exit_code == 2 and "--format 'xml': valid: rich, markdown" in result.output, result.output

@@ -437,6 +437,19 @@ def run(
     err.print(f"{len(qset)} queries in {elapsed:.2f}s ({len(qset) / max(elapsed, 1e-9):.0f} q/s) -> {output}")
 
 
+EVAL_FORMATS = ("table", "markdown", "latex", "json")
+
+
+def _names(text: str, option: str, example: str) -> list[str]:
+    """A comma-separated list given to ``option``: its items, stripped; an empty list or item refused."""
+    items = [item.strip() for item in text.split(",")]
+    if not any(items):
+        raise CLIError(f"{option} is empty; give one or more separated by commas, e.g. {example}")
+    if not all(items):
+        raise CLIError(f"{option} {text!r}: an empty name between commas")
+    return items
+
+
 @app.command("eval")
 @guarded
 def evaluate_cmd(
@@ -456,6 +469,13 @@ def evaluate_cmd(
 
     if (qrels is None) == (dataset is None):
         raise CLIError("give exactly one of --qrels or --dataset")
+    if fmt not in EVAL_FORMATS:
+        raise CLIError(f"--format {fmt!r}: valid: {', '.join(EVAL_FORMATS)}")
+    try:
+        chosen = tuple(Measure.parse(m) for m in _names(measures, "--measures", "nDCG@10,Hit@10,MRR")) if measures is not None \
+            else DEFAULT_MEASURES
+    except ValueError as exc:
+        raise CLIError(f"--measures {measures!r}: {exc}") from None
     check_output(per_query, "--per-query")
     if qrels:
         gold = read_qrels(qrels)
@@ -468,7 +488,6 @@ def evaluate_cmd(
         name, sep, path = str(spec).partition("=")
         path = Path(path) if sep else spec
         loaded[name if sep else spec.stem] = read_run(path)
-    chosen = tuple(Measure.parse(m) for m in measures.split(",")) if measures else DEFAULT_MEASURES
     base = baseline or next(iter(loaded))
     if base not in loaded:
         raise CLIError(f"baseline {base!r} is not one of the runs: {', '.join(loaded)}")
@@ -696,6 +715,8 @@ def cost(
     """Quality beside cost: LLM calls, tokens and seconds per query for each system."""
     from lexir.llm.commands import cost_command
 
+    if fmt not in ("rich", "markdown"):  # before the LLM calls, not after them
+        raise CLIError(f"--format {fmt!r}: valid: rich, markdown")
     table = cost_command(dataset, systems_, fmt=fmt, limit=limit, split=split, data_dir=data_dir)
     console.print(table, markup=False, highlight=False) if isinstance(table, str) else console.print(table)
 

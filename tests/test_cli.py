@@ -437,3 +437,22 @@ def test_cost_refuses_an_unknown_format_before_running_anything(monkeypatch):
     monkeypatch.setattr(lexir.llm.commands, "cost_command", lambda *a, **k: pytest.fail("ran before the check"))
     result = invoke("cost", "demo", "--system", "bm25", "--format", "xml")
     assert result.exit_code == 2 and "--format 'xml': valid: rich, markdown" in result.output, result.output
+
+
+def test_index_check_on_a_folder_that_is_no_index_says_so(tmp_path):
+    """A folder with nothing that marks an index is "not a saved index", exit 2, as a missing folder
+    is (it was "damaged: 1 problem(s); rebuild it", exit 1); an index whose manifest is gone is
+    still damaged."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "readme.txt").write_text("not an index", encoding="utf-8")
+    for folder in (tmp_path / "empty", tmp_path / "notes", tmp_path / "missing"):
+        result = invoke("index", "check", folder)
+        assert result.exit_code == 2 and f"error: {folder} is not a saved index" in result.output, result.output
+        assert "damaged" not in result.output
+    assert invoke("index", "demo", "-o", tmp_path / "idx").exit_code == 0
+    result = invoke("index", "check", tmp_path / "idx")
+    assert result.exit_code == 0 and "sound; loads as BM25Retriever" in result.output, result.output
+    (tmp_path / "idx" / "lexir-current.json").unlink()
+    result = invoke("index", "check", tmp_path / "idx")
+    assert result.exit_code == 1 and "damaged" in result.output, result.output

@@ -1,6 +1,7 @@
 """The lexir command line, end to end, through typer's runner (real files, real data)."""
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -228,3 +229,230 @@ def test_run_with_an_llm_system_against_a_loopback_server(tmp_path, monkeypatch)
         assert server.count == 119 and "LLM:" in result.output
         assert len(read_run(tmp_path / "r.trec")) == 119
         assert invoke(*args).exit_code == 0 and server.count == 119
+
+
+# -- bad input: one line, exit 2 ----------------------------------------------------------------
+
+
+def test_a_path_that_cannot_be_read_or_written_is_one_line_naming_it(tmp_path, monkeypatch):
+    """An operating-system error (a folder where a file is read, a cache that is a file) is
+    one line naming the path and the reason, exit 2, not a traceback."""
+    folder = tmp_path / "DIR"
+    folder.mkdir()
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("q1 0 kk::1 1\n", encoding="utf-8")
+    run = tmp_path / "r.trec"
+    run.write_text("q1 Q0 kk::1 1 1.0 x\n", encoding="utf-8")
+    for args in (("cite", folder), ("eval", folder, "--qrels", qrels), ("eval", run, "--qrels", folder)):
+        result = invoke(*args)
+        assert result.exit_code == 2 and f"error: {folder}: Is a directory" in result.output, (args, result.output)
+        assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+    cache = tmp_path / "afile"
+    cache.write_text("", encoding="utf-8")
+    monkeypatch.setenv("LEXIR_CACHE", str(cache))
+    result = invoke("search", "demo", "zabójstwo", "--system", "bm25")
+    assert result.exit_code == 2, result.output
+    assert f"error: {cache}/indexes" in result.output and "Not a directory" in result.output
+    assert "set LEXIR_CACHE to a folder you can write" in result.output
+
+
+def test_a_bad_output_path_is_refused_before_anything_is_loaded(tmp_path, monkeypatch):
+    """run, fuse, eval --per-query, index, graph build: an output that is a folder (or a file where
+    a folder goes, or under a file, or where nothing can be written) is refused before the data is
+    loaded, so no work is thrown away, and no side file is left."""
+    import lexir.datasets
+
+    def loaded(*args, **kwargs):
+        raise AssertionError("the data was loaded before the output path was checked")
+
+    monkeypatch.setattr(lexir.datasets, "open", loaded)
+    monkeypatch.setattr(lexir.datasets, "stream", loaded)
+    folder, file = tmp_path / "DIR", tmp_path / "afile"
+    folder.mkdir()
+    file.write_text("", encoding="utf-8")
+    runs = [tmp_path / "a.trec", tmp_path / "b.trec"]
+    for path in runs:
+        path.write_text("q1 Q0 kk::1 1 1.0 x\n", encoding="utf-8")
+    cases = [
+        (("run", "demo", "--system", "bm25", "-o", folder), f"--output {folder}: is a folder; give a file name"),
+        (("run", "demo", "--system", "bm25", "-o", file / "x.trec"), f"--output {file}/x.trec: {file} is a file"),
+        (("run", "demo", "--system", "bm25", "-o", tmp_path / "r.trec", "--qrels-out", folder), "--qrels-out"),
+        (("fuse", *runs, "-o", folder), f"--output {folder}: is a folder"),
+        (("eval", runs[0], "--dataset", "demo", "--per-query", folder), f"--per-query {folder}: is a folder"),
+        (("index", "demo", "-o", file), f"--output {file}: is a file; give a folder"),
+        (("graph", "build", "demo", "-o", file), f"--output {file}: is a file; give a folder"),
+        (("qrels", "export", "--db", tmp_path / "j.sqlite", "-o", folder), f"--output {folder}: is a folder"),
+    ]
+    if Path("/sys/kernel").is_dir():  # sysfs: no file can be made there, not even by root
+        cases.append((("run", "demo", "--system", "bm25", "-o", "/sys/lexir-x.trec"),
+                      "--output /sys/lexir-x.trec: cannot write in /sys ("))
+    for args, message in cases:
+        result = invoke(*args)
+        assert result.exit_code == 2 and message in result.output, (args, result.output)
+        assert "Traceback" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["DIR", "a.trec", "afile", "b.trec"]
+    assert not any(folder.iterdir())
+
+
+def test_a_run_to_a_new_folder_is_still_written(tmp_path):
+    out = tmp_path / "new" / "sub" / "r.trec"
+    result = invoke("run", "demo", "--system", "bm25", "--split", "test", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert len(read_run(out)) == 71 and sorted(p.name for p in out.parent.iterdir()) == ["r.trec"]
+
+
+def test_serve_refuses_a_bad_system_spec_before_loading_anything(monkeypatch):
+    """`lexir serve --system` is checked as --variant is, parts of a fusion too, before a corpus is
+    loaded (it was a traceback after the load, exit 1); a good spec gets through to the load."""
+    from lexir.cli import serve
+    from lexir.cli.main import CLIError
+
+    def load(*args, **kwargs):
+        raise CLIError("loading the corpora")
+
+    monkeypatch.setattr(serve, "_state", load)
+    for spec, message in (("nope", "--system 'nope': unknown system 'nope'; valid: "),
+                          ("bm25(k1=abc)", "--system 'bm25(k1=abc)': parameter k1='abc': expected float"),
+                          ("bm25(k1=99)", "parameter k1=99.0 is out of range; valid: 0 to 10"),
+                          ("rrf(systems=bm25+nope)", "--system 'rrf(systems=bm25+nope)': unknown system 'nope'")):
+        result = invoke("serve", "demo", "--system", "bm25", "--system", spec)
+        assert result.exit_code == 2 and message in result.output, (spec, result.output)
+        assert "loading" not in result.output and "Traceback" not in result.output
+        result = invoke("mcp", "demo", "--system", spec)
+        assert result.exit_code == 2 and message in result.output, (spec, result.output)
+    result = invoke("serve", "demo", "--no-request-log", "--system", "bm25", "--system",
+                    "rrf(systems=bm25+bm25(mode=stem))")
+    assert result.exit_code == 2 and "error: loading the corpora" in result.output, result.output
+
+
+def test_serve_refuses_a_port_out_of_range_and_no_requests_in_flight(monkeypatch):
+    from lexir.cli import serve
+
+    monkeypatch.setattr(serve, "_state", lambda *a, **k: pytest.fail("loaded with a bad option"))
+    for args, option in ((("--port", "99999"), "--port"), (("--port", "-1"), "--port"),
+                         (("--max-in-flight", "0"), "--max-in-flight")):
+        result = invoke("serve", "demo", "--system", "bm25", *args)
+        assert result.exit_code == 2 and f"Invalid value for '{option}'" in result.output, (args, result.output)
+    result = invoke("mcp", "demo", "--system", "bm25", "--port", "65536")
+    assert result.exit_code == 2 and "Invalid value for '--port'" in result.output, result.output
+
+
+def _two_runs(tmp_path):
+    runs = []
+    for name, docs in (("a", ["kk::1", "kk::2", "kk::3"]), ("b", ["kk::3", "kk::1", "kk::4"])):
+        path = tmp_path / f"{name}.trec"
+        path.write_text("".join(f"q{q} Q0 {d} {r} {10 - r}.0 {name}\n" for q in (1, 2) for r, d in enumerate(docs, 1)),
+                        encoding="utf-8")
+        runs.append(path)
+    return runs
+
+
+def test_fuse_checks_each_parameter_and_names_it(tmp_path):
+    """Each -p is the method's, typed and in its range as the fusion systems declare (lexir systems
+    rrf); a negative constant divided by zero, a NaN weight wrote NaN scores, a parameter of another
+    method was ignored, a word for a number gave Python's message without the parameter's name."""
+    runs, out = _two_runs(tmp_path), tmp_path / "f.trec"
+    cases = [
+        ((), ("-p", "k=-1"), "parameter k=-1.0 is out of range; valid: 0 to 1000"),
+        ((), ("-p", "k=nan"), "parameter k=nan: expected a finite float"),
+        ((), ("-p", "k0=-1"), "rrf fusion has no parameter 'k0'; valid: k, depth (k0 is wrrf's: --method wrrf)"),
+        ((), ("-p", "depth=abc"), "parameter depth='abc': expected int"),
+        ((), ("-p", "depth=0"), "parameter depth=0 is out of range; valid: 1 to 10000"),
+        (("--method", "wrrf"), ("-p", "k0=abc"), "parameter k0='abc': expected float"),
+        (("--method", "wrrf"), ("-p", "weights=-1,nan"), "weights '-1,nan': each weight must be a finite number"),
+        (("--method", "wrrf"), ("-p", "weights=1,inf"), "weights '1,inf': each weight must be a finite number"),
+        (("--method", "combsum"), ("-p", "norm=max"), "parameter norm='max' is not allowed; valid: minmax"),
+        (("--method", "borda"), (), "--method 'borda': valid: rrf, wrrf, combsum"),
+    ]
+    for method, param, message in cases:
+        result = invoke("fuse", *runs, *method, *param, "-o", out)
+        assert result.exit_code == 2 and message in result.output, (method, param, result.output)
+        assert "Traceback" not in result.output and not out.exists()
+    result = invoke("fuse", *runs, "--method", "wrrf", "-p", "weights=1,0", "-p", "k0=0", "-o", out)
+    assert result.exit_code == 0, result.output
+    # weight 0: run b's documents count for nothing (kk::4: 0); k0=0: scores 1/rank
+    assert read_run(out) == {q: {"kk::1": 1.0, "kk::2": 0.5, "kk::3": 0.333333, "kk::4": 0.0} for q in ("q1", "q2")}
+
+
+def test_fusion_below_the_cli_refuses_what_would_divide_by_zero_or_make_nan():
+    import lexir
+
+    runs = [{"q1": {"kk::1": 2.0, "kk::2": 1.0}}, {"q1": {"kk::2": 2.0}}]
+    with pytest.raises(ValueError, match=r"parameter k=-1.0 is out of range"):
+        lexir.fuse(runs, "rrf", k=-1)
+    with pytest.raises(ValueError, match=r"each weight must be a finite number, 0 or more"):
+        lexir.fuse(runs, "wrrf", weights=[1.0, float("nan")])
+    assert lexir.fuse(runs, "rrf", k=0) == {"q1": {"kk::2": 1.5, "kk::1": 1.0}}
+
+
+def test_k_below_one_is_refused_naming_the_option(tmp_path):
+    """-k 0 said "no results (the query has no indexed terms)" and wrote empty runs; fuse -k -1
+    dropped each query's last hit."""
+    runs = _two_runs(tmp_path)
+    for k in ("0", "-1"):
+        for args in (("search", "demo", "zabójstwo", "--system", "bm25"),
+                     ("run", "demo", "--system", "bm25", "-o", tmp_path / "r.trec"),
+                     ("fuse", *runs, "-o", tmp_path / "f.trec")):
+            result = invoke(*args, "-k", k)
+            assert result.exit_code == 2 and "Invalid value for '-k'" in result.output, (args, k, result.output)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.trec", "b.trec"]
+    result = invoke("fuse", *runs, "-k", "1", "-o", tmp_path / "f.trec")
+    best = round(1 / 61 + 1 / 62, 6)  # kk::1: first in a, second in b
+    assert result.exit_code == 0 and read_run(tmp_path / "f.trec") == {"q1": {"kk::1": best}, "q2": {"kk::1": best}}
+
+
+def test_eval_refuses_an_unknown_format_and_an_empty_measure_list(tmp_path):
+    """eval --format xml printed a table; --measures '' used the defaults without a word."""
+    runs = _two_runs(tmp_path)
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("q1 0 kk::3 1\nq2 0 kk::4 1\n", encoding="utf-8")
+    for args, message in ((("--format", "xml"), "--format 'xml': valid: table, markdown, latex, json"),
+                          (("--measures", ""), "--measures is empty; give one or more separated by commas"),
+                          (("--measures", " , "), "--measures is empty"),
+                          (("--measures", "MRR,,Hit@1"), "--measures 'MRR,,Hit@1': an empty name between commas"),
+                          (("--measures", "MRR,Hit@0"), "--measures 'MRR,Hit@0': cutoff of Hit must be a positive integer")):
+        result = invoke("eval", *runs, "--qrels", qrels, *args)
+        assert result.exit_code == 2 and message in result.output, (args, result.output)
+    result = invoke("eval", *runs, "--qrels", qrels, "--measures", "MRR, Hit@1", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["measures"] == ["MRR", "Hit@1"]
+
+
+def test_a_beir_query_file_with_an_id_given_twice_is_refused_naming_the_line(tmp_path):
+    """The second query of an id silently replaced the first."""
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"_id": "q1", "text": "kara"}\n{"_id": "q2", "text": "wina"}\n'
+                       '{"_id": "q1", "text": "zabójstwo"}\n', encoding="utf-8")
+    result = invoke("run", "demo", "--system", "bm25", "--queries", queries, "--queries-format", "beir",
+                    "--output", tmp_path / "r.trec")
+    assert result.exit_code == 2, result.output
+    assert "q.jsonl:3 (field '_id'): query id 'q1' given twice (first on line 1)" in result.output
+    assert not (tmp_path / "r.trec").exists()
+
+
+def test_cost_refuses_an_unknown_format_before_running_anything(monkeypatch):
+    """cost --format xml was refused only after every system had answered every query."""
+    import lexir.llm.commands
+
+    monkeypatch.setattr(lexir.llm.commands, "cost_command", lambda *a, **k: pytest.fail("ran before the check"))
+    result = invoke("cost", "demo", "--system", "bm25", "--format", "xml")
+    assert result.exit_code == 2 and "--format 'xml': valid: rich, markdown" in result.output, result.output
+
+
+def test_index_check_on_a_folder_that_is_no_index_says_so(tmp_path):
+    """A folder with nothing that marks an index is "not a saved index", exit 2, as a missing folder
+    is (it was "damaged: 1 problem(s); rebuild it", exit 1); an index whose manifest is gone is
+    still damaged."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "readme.txt").write_text("not an index", encoding="utf-8")
+    for folder in (tmp_path / "empty", tmp_path / "notes", tmp_path / "missing"):
+        result = invoke("index", "check", folder)
+        assert result.exit_code == 2 and f"error: {folder} is not a saved index" in result.output, result.output
+        assert "damaged" not in result.output
+    assert invoke("index", "demo", "-o", tmp_path / "idx").exit_code == 0
+    result = invoke("index", "check", tmp_path / "idx")
+    assert result.exit_code == 0 and "sound; loads as BM25Retriever" in result.output, result.output
+    (tmp_path / "idx" / "lexir-current.json").unlink()
+    result = invoke("index", "check", tmp_path / "idx")
+    assert result.exit_code == 1 and "damaged" in result.output, result.output

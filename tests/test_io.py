@@ -27,6 +27,30 @@ def test_run_roundtrip_orders_by_score_and_cuts_depth(tmp_path):
     assert q2 == ["kc::4", "kc::4^1"]
 
 
+def test_a_run_write_that_fails_leaves_no_side_file(tmp_path):
+    """A run goes to ``NAME.part`` and is renamed; when the write or the rename fails, the side
+    file goes too (a folder in the way of the rename; an id that cannot be written)."""
+    (tmp_path / "r.trec").mkdir()
+    with pytest.raises(IsADirectoryError):
+        write_run({"q1": {"kk::1": 1.0}}, tmp_path / "r.trec")
+    with pytest.raises(ValueError, match="empty document id"):
+        write_run({"q1": {"kk::1": 2.0, "": 1.0}}, tmp_path / "s.trec")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.trec"]
+
+
+def test_beir_queries_with_an_id_given_twice_name_the_file_and_both_lines(tmp_path):
+    from lexir.io import read_queries_jsonl
+
+    path = tmp_path / "queries.jsonl"
+    path.write_text('{"_id": "q1", "text": "kara"}\n\n{"_id": "q2", "text": "wina"}\n'
+                    '{"id": "q1", "text": "zabójstwo"}\n', encoding="utf-8")
+    with pytest.raises(FormatError, match=r"queries.jsonl:4 \(field '_id'\): query id 'q1' given twice "
+                                          r"\(first on line 1\)"):
+        read_queries_jsonl(path)
+    path.write_text('{"_id": "q1", "text": "kara"}\n{"_id": "q2", "text": "kara"}\n', encoding="utf-8")
+    assert [q.id for q in read_queries_jsonl(path)] == ["q1", "q2"]  # the same text twice is fine
+
+
 def test_qrels_roundtrip(tmp_path):
     qrels = {"a": {"kk::1": 1, "kk::2": 2}}
     write_qrels(qrels, tmp_path / "q.txt")

@@ -226,6 +226,21 @@ def _history_changes(index, as_of: str, data_dir):
         return None, None
 
 
+# What marks a folder as an index: the manifest of its generations, the marker a save writes (lexir
+# index; the index cache), a retriever's own (saved before either), or a sharded index's plan.
+INDEX_FILES = ("lexir-current.json", "lexir-index.json", "lexir-cache.json", "lexir.json", "lexir-shards.json")
+
+
+def _marked_as_index(folder: Path) -> bool:
+    """Whether ``folder`` holds any file that marks an index, or a generation folder (``gen-N``: an
+    index whose manifest is gone is damaged, not something else)."""
+    from lexir.io.generations import PREFIX
+
+    return (any((folder / name).is_file() for name in INDEX_FILES)
+            or any(p.is_dir() and p.name.startswith(PREFIX) and p.name[len(PREFIX):].isdigit()
+                   for p in folder.iterdir()))
+
+
 @index_app.command("check")
 @guarded
 def index_check(
@@ -239,6 +254,9 @@ def index_check(
 
     if not folder.is_dir():
         raise CLIError(f"{folder} is not a saved index (no such folder)")
+    if not _marked_as_index(folder):
+        raise CLIError(f"{folder} is not a saved index (none of {', '.join(INDEX_FILES)} in it, nor a generation "
+                       "folder); lexir index CORPUS -o DIR saves one")
     start = time.perf_counter()
     try:
         gen, files, problems = check(folder)

@@ -98,6 +98,49 @@ def fail(message: str) -> None:
     raise typer.Exit(2)
 
 
+def os_error(exc: OSError) -> str:
+    """An operating-system error as one line naming the path and the reason (``/sys/x.trec:
+    Permission denied``), and the cache's variable where the path is under the cache."""
+    if not exc.strerror or not exc.filename:
+        return str(exc)  # raised with a message of its own (a marker file missing: what it is)
+    where = str(exc.filename) + (f" -> {exc.filename2}" if exc.filename2 else "")
+    message = f"{where}: {exc.strerror}"
+    from lexir.io.paths import cache_dir
+
+    cache = cache_dir()
+    if Path(exc.filename) == cache or cache in Path(exc.filename).parents:
+        message += f" (lexir's cache folder {cache}: set LEXIR_CACHE to a folder you can write)"
+    return message
+
+
+def check_output(path: Path | None, option: str, folder: bool = False) -> None:
+    """Refuse an output path that cannot be written before any work is done, so that a bad path
+    loses nothing: a folder where a file is to go (or a file where a folder is), a parent that is
+    a file, or a folder that cannot be written in (found by making and removing a file there:
+    permissions alone do not tell, e.g. for root under /sys). Missing folders above the path are
+    fine: the writers make them."""
+    import os
+    import tempfile
+
+    if path is None:
+        return
+    if folder and path.exists() and not path.is_dir():
+        raise CLIError(f"{option} {path}: is a file; give a folder")
+    if not folder and path.is_dir():
+        raise CLIError(f"{option} {path}: is a folder; give a file name")
+    near = path if path.is_dir() else path.parent
+    while not near.exists() and near.parent != near:  # the nearest folder that exists
+        near = near.parent
+    if not near.is_dir():
+        raise CLIError(f"{option} {path}: {near} is a file, not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(dir=near, prefix=".lexir-probe-")
+    except OSError as exc:
+        raise CLIError(f"{option} {path}: cannot write in {near} ({exc.strerror})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
 def guarded(fn):
     """Turn the errors users can cause into one clear line and exit code 2, not a traceback."""
     import functools
@@ -111,9 +154,10 @@ def guarded(fn):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (DatasetError, FormatError, ExperimentError, CLIError, ValueError, FileNotFoundError,
-                BudgetExhausted, LLMError) as exc:
+        except (DatasetError, FormatError, ExperimentError, CLIError, ValueError, BudgetExhausted, LLMError) as exc:
             fail(str(exc))
+        except OSError as exc:  # a path that cannot be read or written: a folder, no permission, a full disk
+            fail(os_error(exc))
         except ImportError as exc:  # an optional extra that is not installed
             fail(f"{exc} (an optional part of lexir is not installed; install the extra it names, e.g. pip install 'lexir[onnx]'; pyproject.toml lists the extras)")
 
@@ -228,6 +272,7 @@ def index(
     from lexir.types import DocumentStream
 
     system = system or ("bm25-inc" if as_of else "bm25")
+    check_output(output, "--output", folder=True)
     corpus = with_as_of(corpus, as_of)
     # BM25 reads a JSONL corpus (or BEIR folder, or a dataset with a document reader: de-gesetze, fr-codes)
     # as a stream: its text is never held whole, so a build's memory does not grow with the
@@ -255,7 +300,7 @@ def search(
     system: str = typer.Option(None, "--system", help="Any system (lexir systems lists them); default "
                                "recommended where the corpus's encoding is cached, else bm25 (it says which)"),
     params: list[str] = Params,
-    k: int = typer.Option(10, "-k", help="Number of articles to show"),
+    k: int = typer.Option(10, "-k", min=1, help="Number of articles to show"),
     index: Path = typer.Option(None, "--index", help="A saved index folder"),
     language: str = typer.Option(None, "--language"),
     jurisdiction: str = JurisdictionOption,
@@ -348,7 +393,7 @@ def run(
     jurisdiction: str = JurisdictionOption,
     index: Path = typer.Option(None, "--index", help="Use a saved index folder"),
     qrels_out: Path = typer.Option(None, "--qrels-out", help="Also write the gold as TREC qrels"),
-    k: int = typer.Option(100, "-k"),
+    k: int = typer.Option(100, "-k", min=1, help="Results written per query"),
     as_of: str = typer.Option(None, "--as-of", help="Only provisions in force on this date (YYYY-MM-DD)"),
     data_dir: Path = DataDir,
 ):
@@ -360,6 +405,8 @@ def run(
 
     if system is None and index is None:
         raise CLIError("give --system (lexir systems lists them) or --index DIR")
+    check_output(output, "--output")
+    check_output(qrels_out, "--qrels-out")
     corpus = with_as_of(corpus, as_of)
 
     if queries is not None:
@@ -390,6 +437,19 @@ def run(
     err.print(f"{len(qset)} queries in {elapsed:.2f}s ({len(qset) / max(elapsed, 1e-9):.0f} q/s) -> {output}")
 
 
+EVAL_FORMATS = ("table", "markdown", "latex", "json")
+
+
+def _names(text: str, option: str, example: str) -> list[str]:
+    """A comma-separated list given to ``option``: its items, stripped; an empty list or item refused."""
+    items = [item.strip() for item in text.split(",")]
+    if not any(items):
+        raise CLIError(f"{option} is empty; give one or more separated by commas, e.g. {example}")
+    if not all(items):
+        raise CLIError(f"{option} {text!r}: an empty name between commas")
+    return items
+
+
 @app.command("eval")
 @guarded
 def evaluate_cmd(
@@ -409,6 +469,14 @@ def evaluate_cmd(
 
     if (qrels is None) == (dataset is None):
         raise CLIError("give exactly one of --qrels or --dataset")
+    if fmt not in EVAL_FORMATS:
+        raise CLIError(f"--format {fmt!r}: valid: {', '.join(EVAL_FORMATS)}")
+    try:
+        chosen = tuple(Measure.parse(m) for m in _names(measures, "--measures", "nDCG@10,Hit@10,MRR")) if measures is not None \
+            else DEFAULT_MEASURES
+    except ValueError as exc:
+        raise CLIError(f"--measures {measures!r}: {exc}") from None
+    check_output(per_query, "--per-query")
     if qrels:
         gold = read_qrels(qrels)
     else:
@@ -420,7 +488,6 @@ def evaluate_cmd(
         name, sep, path = str(spec).partition("=")
         path = Path(path) if sep else spec
         loaded[name if sep else spec.stem] = read_run(path)
-    chosen = tuple(Measure.parse(m) for m in measures.split(",")) if measures else DEFAULT_MEASURES
     base = baseline or next(iter(loaded))
     if base not in loaded:
         raise CLIError(f"baseline {base!r} is not one of the runs: {', '.join(loaded)}")
@@ -450,21 +517,29 @@ def fuse(
     output: Path = typer.Option(..., "--output", "-o", help="TREC run file to write"),
     method: str = typer.Option("rrf", "--method", help="rrf | wrrf | combsum"),
     params: list[str] = Params,
-    k: int = typer.Option(100, "-k", help="Results kept per query in the output"),
+    k: int = typer.Option(100, "-k", min=1, help="Results kept per query in the output"),
 ):
     """Fuse run files query by query (RRF, weighted RRF, normalised score sums)."""
     from lexir.io import read_run, write_run
-    from lexir.retrieval.base import parse_params
+    from lexir.retrieval.base import get_system, parse_params
+    from lexir.retrieval.fusion import FUSION_METHODS, SHAPE_PARAMS, fusion_function
     from lexir.retrieval.fusion import fuse as fuse_runs
 
     if len(runs) < 2:
         raise CLIError("fuse needs at least two run files")
+    if method not in FUSION_METHODS:
+        raise CLIError(f"--method {method!r}: valid: {', '.join(FUSION_METHODS)}")
+    check_output(output, "--output")
+    # the method's parameters as its system (lexir systems rrf) declares them: type and range
+    declared = {key: p for key, p in get_system(method).params.items() if key not in ("systems", *SHAPE_PARAMS)}
     values: dict = {}
     for key, value in parse_params(params).items():
-        if key not in ("k", "k0", "weights", "norm", "depth"):
-            raise CLIError(f"fusion has no parameter {key!r}; valid: k (rrf), k0 and weights (wrrf), "
-                           "weights and norm (combsum), depth")
-        values[key] = value if key in ("weights", "norm") else (int(value) if key == "depth" else float(value))
+        if key not in declared:
+            owners = [m for m in FUSION_METHODS if m != method and key in get_system(m).params]
+            raise CLIError(f"{method} fusion has no parameter {key!r}; valid: {', '.join(declared)}"
+                           + (f" ({key} is {' and '.join(owners)}'s: --method {owners[0]})" if owners else ""))
+        values[key] = declared[key].coerce(value, key)
+    fusion_function(method, len(runs), **values)  # the weights' count and values, before reading the runs
     fused = fuse_runs([read_run(path) for path in runs], method, **values)
     write_run(fused, output, tag=f"fused-{method}", k=k)
     err.print(f"fused {len(runs)} runs ({len(fused)} queries, {method}) -> {output}")
@@ -640,6 +715,8 @@ def cost(
     """Quality beside cost: LLM calls, tokens and seconds per query for each system."""
     from lexir.llm.commands import cost_command
 
+    if fmt not in ("rich", "markdown"):  # before the LLM calls, not after them
+        raise CLIError(f"--format {fmt!r}: valid: rich, markdown")
     table = cost_command(dataset, systems_, fmt=fmt, limit=limit, split=split, data_dir=data_dir)
     console.print(table, markup=False, highlight=False) if isinstance(table, str) else console.print(table)
 
@@ -660,6 +737,7 @@ def graph_build(
     from lexir.datasets import open as open_data
     from lexir.structure.graph import graph_folder, graph_of
 
+    check_output(output, "--output", folder=True)
     corp = open_data(corpus, data_dir=data_dir, notify=warn, want="corpus")
     if not corp.acts:
         raise CLIError(f"corpus {corpus!r} has no statute structure to build a graph from")

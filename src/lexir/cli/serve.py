@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from lexir.cli.main import CLIError, DataDir, app, err, guarded
+from lexir.cli.main import CLIError, DataDir, app, check_output, err, guarded
 
 DEFAULT_SYSTEMS = ["recommended", "bm25"]
 Systems = typer.Option(DEFAULT_SYSTEMS, "--system", help="A system requests may use (repeatable; the first is the "
@@ -47,13 +47,13 @@ def _state(corpora: list[str], systems: list[str], data_dir: Path | None, **sett
 def serve(
     corpora: list[str] = typer.Argument(None, help="Registered datasets or corpus paths (default: demo)"),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (loopback unless told otherwise)"),
-    port: int = typer.Option(8000, "--port"),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to listen on (0: one the system picks)"),
     systems: list[str] = Systems,
     variants: list[str] = typer.Option(
         [], "--variant", help="A variant requests may ask for with param=..., built at start-up (repeatable): a "
                               "served system's spec with other index-time parameters, e.g. 'bm25(k1=0.9;b=0.4)'; "
                               "without it, a request varies only query-time parameters (lexir systems NAME)"),
-    max_in_flight: int = typer.Option(32, "--max-in-flight", help="Requests in flight before 429 (per worker)"),
+    max_in_flight: int = typer.Option(32, "--max-in-flight", min=1, help="Requests in flight before 429 (per worker)"),
     cors: str = typer.Option("", "--cors", help="Allowed CORS origins, comma-separated (default: CORS off)"),
     learn: bool = typer.Option(False, "--learn", help="Learn from the page's marks: retrain recommended's model on "
                                "the first system in the background, serve it where it is not worse on held-out "
@@ -102,6 +102,7 @@ def serve(
     origins = tuple(o.strip() for o in cors.split(",") if o.strip()) or None
     if backend not in ("local", "ray"):
         raise CLIError(f"--backend {backend!r}: valid: local, ray")
+    _check_systems(systems)  # before anything is loaded: a bad spec costs no corpus load
     if backend == "ray":
         _serve_ray(corpora, systems, variants, learn, workers, data_dir, host=host, port=port, shards=shards,
                    replicas=replicas, shard_replicas=shard_replicas, ingress_replicas=ingress_replicas,
@@ -243,6 +244,29 @@ def _metrics_dir(workers: int) -> str | None:
     return made
 
 
+def _check_systems(systems: list[str]) -> None:
+    """Each ``--system`` is a spec of a known system with valid parameters, and so is every system
+    it names (the parts of a fusion): checked before any corpus is loaded."""
+    for system in systems:
+        try:
+            _check_spec(system)
+        except ValueError as exc:
+            raise CLIError(f"--system {system!r}: {exc}") from None
+
+
+def _check_spec(text: str) -> None:
+    from lexir.retrieval.base import get_system
+    from lexir.retrieval.spec import parse_spec, parse_spec_list
+
+    spec = parse_spec(text)
+    definition = get_system(spec.name)
+    resolved = definition.resolve(spec.param_dict)
+    for key in definition.spec_params():
+        named = str(resolved[key] or "").strip()
+        for part in parse_spec_list(named) if named else ():
+            _check_spec(str(part))
+
+
 def _check_variants(variants: list[str], systems: list[str]) -> None:
     """Each ``--variant`` is a spec of a served system (same name), with valid parameters."""
     from lexir.retrieval.base import get_system
@@ -265,13 +289,14 @@ def mcp_cmd(
     corpora: list[str] = typer.Argument(None, help="Registered datasets or corpus paths (default: demo)"),
     http: bool = typer.Option(False, "--http", help="Streamable HTTP on --host/--port instead of stdio"),
     host: str = typer.Option("127.0.0.1", "--host"),
-    port: int = typer.Option(8001, "--port"),
+    port: int = typer.Option(8001, "--port", min=0, max=65535),
     systems: list[str] = Systems,
     data_dir: Path = DataDir,
 ):
     """Serve lexir's tools to agents over MCP (stdio by default)."""
     from lexir.service import MCP_PACKAGES, MissingExtra, require
 
+    _check_systems(systems)
     try:
         require(MCP_PACKAGES)
     except MissingExtra as exc:
@@ -302,6 +327,8 @@ def qrels_export(
     """Export the page's relevance marks as TREC qrels (qid 0 docid grade), for lexir eval."""
     from lexir.service.judgements import Judgements
 
+    check_output(output, "--output")
+    check_output(topics, "--topics")
     store = Judgements(db)
     lines = store.qrels_lines(corpus)
     text = "".join(line + "\n" for line in lines)

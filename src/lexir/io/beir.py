@@ -38,10 +38,16 @@ def iter_corpus_jsonl(path: str | Path) -> Iterator[Document]:
 
 
 def read_queries_jsonl(path: str | Path) -> list[Query]:
-    return [
-        Query(field(obj, ("_id", "id"), path, lineno), field(obj, ("text", "query"), path, lineno))
-        for lineno, obj in read_jsonl(path)
-    ]
+    """BEIR queries: ``_id`` (or ``id``) and ``text`` (or ``query``) a line; an id given twice is an
+    error naming both lines (one would silently replace the other in a query set)."""
+    queries, first = [], {}
+    for lineno, obj in read_jsonl(path):
+        qid = field(obj, ("_id", "id"), path, lineno)
+        seen = first.setdefault(qid, lineno)
+        if seen != lineno:
+            raise FormatError(path, lineno, f"query id {qid!r} given twice (first on line {seen})", field="_id")
+        queries.append(Query(qid, field(obj, ("text", "query"), path, lineno)))
+    return queries
 
 
 def read_qrels_tsv(path: str | Path) -> Qrels:

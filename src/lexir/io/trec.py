@@ -9,6 +9,7 @@ Topics: the classic SGML-ish ``<top><num>…<title>…</top>`` form, or ``qid<TA
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from pathlib import Path
@@ -22,13 +23,19 @@ def write_run(run: Run, path: str | Path, tag: str = "lexir", k: int | None = 10
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".part")
-    # Written to a side file and renamed, so an interrupted write never leaves half a run.
-    with open(tmp, "w", encoding="utf-8") as out:
-        for qid, results in run.items():
-            for rank, (doc_id, score) in enumerate(ranked(results)[:k], 1):
-                out.write(f"{_encode(qid, 'query id')} Q0 {_encode(doc_id, 'document id')} {rank} "
-                          f"{score:.6f} {tag}\n")
-    tmp.replace(path)
+    # Written to a side file and renamed, so an interrupted write never leaves half a run; a
+    # write that fails (a bad id, a full disk, a folder in the way of the rename) removes it.
+    try:
+        with open(tmp, "w", encoding="utf-8") as out:
+            for qid, results in run.items():
+                for rank, (doc_id, score) in enumerate(ranked(results)[:k], 1):
+                    out.write(f"{_encode(qid, 'query id')} Q0 {_encode(doc_id, 'document id')} {rank} "
+                              f"{score:.6f} {tag}\n")
+        tmp.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):  # (not there, or a folder of that name: left alone)
+            tmp.unlink()
+        raise
 
 
 def read_run(path: str | Path) -> Run:

@@ -8,6 +8,7 @@ and never modify their inputs. The systems ``rrf``, ``wrrf`` and ``combsum`` fus
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ import numpy as np
 from lexir.analysis.shape import first_person_words, in_first_person
 from lexir.retrieval.base import Explanation, Retriever, register_system
 from lexir.retrieval.context import BuildContext
-from lexir.retrieval.params import Param
+from lexir.retrieval.params import COMMON, Param
 from lexir.retrieval.spec import parse_spec_list
 from lexir.types import Corpus, Query, Run, ranked
 
@@ -82,6 +83,8 @@ def parse_weights(text: str | Sequence[float] | None, n: int) -> list[float]:
         weights = [float(w) for w in text]
     if len(weights) != n:
         raise ValueError(f"weights {text!r}: {len(weights)} weights for {n} systems")
+    if not all(math.isfinite(w) and w >= 0 for w in weights):  # a NaN would make every fused score NaN
+        raise ValueError(f"weights {text!r}: each weight must be a finite number, 0 or more")
     return weights
 
 
@@ -92,7 +95,10 @@ FUSION_METHODS = ("rrf", "wrrf", "combsum")
 
 def fusion_function(method: str, n: int, *, k: float = 60.0, k0: float = 20.0, weights=None,
                     norm: str = "minmax", depth: int = 100) -> Callable[[Sequence[Results]], dict[str, float]]:
-    """The per-query fusion of ``n`` result lists that ``method`` names, with its parameters checked."""
+    """The per-query fusion of ``n`` result lists that ``method`` names, with its parameters checked
+    (``k``, ``k0`` and ``depth`` against the ranges the fusion systems declare: a negative constant
+    would divide by zero at some rank)."""
+    k, k0, depth = (COMMON[key].coerce(value, key) for key, value in (("k", k), ("k0", k0), ("depth", depth)))
     if method == "rrf":
         return lambda lists: rrf(lists, k, depth)
     if method == "wrrf":

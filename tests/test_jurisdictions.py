@@ -235,6 +235,28 @@ def test_a_folder_of_austrian_law_is_read_as_austrian_when_told(at_laws, tmp_pat
     assert unknown.exit_code != 0 and "unknown jurisdiction 'xx'; valid: pl, de, el, fr, at" in unknown.output
 
 
+def test_lexir_serve_reads_a_folder_as_austrian_law_when_told(at_laws, tmp_path):
+    """``lexir serve PATH --jurisdiction at``: the hits are written as Austria writes them, and a
+    citation with no jurisdiction named is read as the served corpus's order (Austria's)."""
+    httpx = pytest.importorskip("httpx")
+    pytest.importorskip("fastapi")
+    from test_service import Server
+
+    path = tmp_path / "laws.jsonl"
+    path.write_text("".join(json.dumps({"_id": d.id, "title": d.title, "text": d.text}, ensure_ascii=False) + "\n"
+                            for d in at_laws.documents if d.act in ("AT-StGB", "AT-MRG")), encoding="utf-8")
+    server = Server([str(path), "--jurisdiction", "at"], tmp_path / "cache")
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as c:
+            hits = c.get("/v1/laws/search", params={"q": "Wer eine fremde bewegliche Sache wegnimmt", "k": 3}).json()
+            theft = next(h for h in hits["hits"] if h["id"] == "AT-StGB::127")
+            assert theft["citation"] == "§ 127 StGB"
+            cited = c.post("/v1/cite", json={"text": "nach § 127 StGB"}).json()
+            assert cited["jurisdiction"] == "at" and cited["citations"][0]["corpora"] == ["laws"]
+    finally:
+        server.stop()
+
+
 @pytest.mark.slow
 def test_a_german_and_an_austrian_corpus_in_one_service(at_laws, tmp_path_factory):
     """de-gesetze-history (the German StGB, ZPO, BGB ...) and at-laws side by side: ids never

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from lexir.cli.main import CLIError, DataDir, app, check_output, err, guarded
+from lexir.cli.main import CLIError, DataDir, JurisdictionOption, app, check_output, err, guarded
 
 DEFAULT_SYSTEMS = ["recommended", "bm25"]
 Systems = typer.Option(DEFAULT_SYSTEMS, "--system", help="A system requests may use (repeatable; the first is the "
@@ -21,7 +21,8 @@ Systems = typer.Option(DEFAULT_SYSTEMS, "--system", help="A system requests may 
 PREPARE_AFTER_S = 3.0
 
 
-def _state(corpora: list[str], systems: list[str], data_dir: Path | None, **settings):
+def _state(corpora: list[str], systems: list[str], data_dir: Path | None, language: str | None = None,
+           jurisdiction: str | None = None, **settings):
     from lexir.service import MissingExtra, require
 
     try:
@@ -32,9 +33,20 @@ def _state(corpora: list[str], systems: list[str], data_dir: Path | None, **sett
 
     state = ServiceState(Settings.from_env(systems=tuple(systems), data_dir=str(data_dir) if data_dir else None,
                                            prepare_after_s=PREPARE_AFTER_S, **settings))
+    from lexir.datasets import is_path
+
+    if (language or jurisdiction) and not any(is_path(spec) for spec in corpora or []):
+        raise CLIError("--language and --jurisdiction read the corpora given by path; none is given (a registered "
+                       "dataset is its own order's law, in its own language)")
+    if jurisdiction:
+        from lexir.jurisdiction import get_jurisdiction
+
+        get_jurisdiction(jurisdiction)  # an unknown code: the error lists the valid ones, before any load
     for spec in corpora or ["demo"]:
         err.print(f"loading {spec} …", highlight=False)
-        state.add(spec, notify=lambda m: err.print(f"[yellow]{m}[/]", highlight=False))
+        by_path = is_path(spec)  # --language and --jurisdiction read a corpus given by path; a dataset is its own
+        state.add(spec, notify=lambda m: err.print(f"[yellow]{m}[/]", highlight=False),
+                  language=language if by_path else None, jurisdiction=jurisdiction if by_path else None)
     from lexir.service.workers import warm
 
     warm(state)  # compiled kernels and first-use tables made now, not by the first request
@@ -92,6 +104,9 @@ def serve(
                                       "percentile is; 0: never (with --shard-replicas 1 never either)"),
     address: str = typer.Option(None, "--address", help="--backend ray: the Ray cluster (default: $RAY_ADDRESS, "
                                 "else a local runtime)"),
+    language: str = typer.Option(None, "--language", help="The language of the corpora given by path (default: "
+                                 "detected, or the --jurisdiction's)"),
+    jurisdiction: str = JurisdictionOption,
     data_dir: Path = DataDir,
 ):
     """Serve the HTTP API (/v1, /openapi.json), the web page (/) and Prometheus metrics (/metrics)
@@ -104,6 +119,9 @@ def serve(
         raise CLIError(f"--backend {backend!r}: valid: local, ray")
     _check_systems(systems)  # before anything is loaded: a bad spec costs no corpus load
     if backend == "ray":
+        if language or jurisdiction:
+            raise CLIError("--language and --jurisdiction read a corpus given by path with --backend local; with "
+                           "--backend ray serve a registered dataset")
         _serve_ray(corpora, systems, variants, learn, workers, data_dir, host=host, port=port, shards=shards,
                    replicas=replicas, shard_replicas=shard_replicas, ingress_replicas=ingress_replicas,
                    retries=retries, front_timeout=front_timeout, shard_timeout=shard_timeout, shard_hedge=shard_hedge,
@@ -133,8 +151,8 @@ def serve(
     elif request_log:
         log_fd = sys.stderr.fileno()
     metrics_dir = _metrics_dir(workers)  # before anything imports prometheus_client
-    state = _state(corpora, systems, data_dir, host=host, port=port, max_in_flight=max_in_flight,
-                   cors_origins=origins, variants=tuple(variants), learn=learning)
+    state = _state(corpora, systems, data_dir, language, jurisdiction, host=host, port=port,
+                   max_in_flight=max_in_flight, cors_origins=origins, variants=tuple(variants), learn=learning)
     import uvicorn
 
     from lexir.service.app import JSONErrorH11Protocol, create_app
@@ -291,6 +309,8 @@ def mcp_cmd(
     host: str = typer.Option("127.0.0.1", "--host"),
     port: int = typer.Option(8001, "--port", min=0, max=65535),
     systems: list[str] = Systems,
+    language: str = typer.Option(None, "--language", help="The language of the corpora given by path"),
+    jurisdiction: str = JurisdictionOption,
     data_dir: Path = DataDir,
 ):
     """Serve lexir's tools to agents over MCP (stdio by default)."""
@@ -301,7 +321,7 @@ def mcp_cmd(
         require(MCP_PACKAGES)
     except MissingExtra as exc:
         raise CLIError(str(exc)) from None
-    state = _state(corpora, systems, data_dir)
+    state = _state(corpora, systems, data_dir, language, jurisdiction)
     from lexir.service.mcp_server import create_mcp, run_http
 
     server = create_mcp(state)

@@ -189,15 +189,19 @@ class ServiceState:
     # -- loading ------------------------------------------------------------------------
 
     def add(self, spec: str, language: str | None = None, notify: Callable[[str], None] | None = None,
-            graph: bool = True, made: Mapping[str, Callable[[Corpus], Retriever]] | None = None) -> LoadedCorpus:
+            graph: bool = True, made: Mapping[str, Callable[[Corpus], Retriever]] | None = None,
+            jurisdiction: str | None = None) -> LoadedCorpus:
         """Load a corpus (registered name or path), index its units, load or build its graph and
         the configured systems. Served under the registered name, or the path's corpus name.
-        ``made``: served systems whose retriever is made otherwise (system -> a function of the
-        corpus), not built here (the ``bm25`` of a sharded index, :mod:`lexir.ray_serve`)."""
+        ``language`` and ``jurisdiction``: how a corpus given by path is read (see
+        :func:`lexir.datasets.open`). ``made``: served systems whose retriever is made otherwise
+        (system -> a function of the corpus), not built here (the ``bm25`` of a sharded index,
+        :mod:`lexir.ray_serve`)."""
         from lexir.datasets import is_path
         from lexir.datasets import open as open_data
 
-        corpus = open_data(spec, language=language, data_dir=self.settings.data_dir, notify=notify, want="corpus")
+        corpus = open_data(spec, language=language, data_dir=self.settings.data_dir, notify=notify, want="corpus",
+                           jurisdiction=jurisdiction)
         name = corpus.name if is_path(spec) else spec
         if name in self.corpora:
             raise ValueError(f"corpus {name!r} given twice")

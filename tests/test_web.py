@@ -116,3 +116,67 @@ def test_unknown_provision_page_is_a_404_page(site, browser):
     assert response.status == 404
     assert "no provision" in page.inner_text(".error")
     page.close()
+
+
+def test_phone_keyboard_back_and_a_lost_connection(site, browser, tmp_path):
+    """What an audit in Chromium found wrong: at 390 px the form wraps and nothing scrolls
+    sideways; Back shows the mark made since (no page from the browser's cache); a mark that cannot
+    be sent says so; the interface is English and the statute text in its own language; the act's
+    contents link without the question, which goes along when one is followed; no console error."""
+    srv, _ = site
+    phone = browser.new_page(viewport={"width": 390, "height": 844})
+    errors = []
+    phone.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    phone.on("pageerror", lambda e: errors.append(str(e)))
+    question = "kradzież rzeczy ruchomej"
+    phone.goto(srv.url + "/?corpus=pl-codes&q=" + question.replace(" ", "+"))
+    phone.wait_for_selector("ol.hits li.hit")
+    assert phone.evaluate("document.scrollingElement.scrollWidth") <= 390
+    box = phone.locator("button[type=submit]").bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+    assert phone.get_attribute("html", "lang") == "en" and phone.get_attribute("ol.hits", "lang") == "pl"
+    assert phone.evaluate("document.activeElement.tagName") != "INPUT"  # a results page does not grab the focus
+    assert phone.locator("a.skip").get_attribute("href") == "#main"
+    shot(phone, tmp_path, "page-phone")
+
+    first = phone.locator("li.hit").first
+    first.locator("button.mark[data-grade='1']").click()
+    sync_api.expect(first.locator("button.mark[data-grade='1']")).to_have_attribute("aria-pressed", "true")
+    first.locator("a.open").click()
+    phone.wait_for_selector("article.provision")
+    assert phone.evaluate("document.scrollingElement.scrollWidth") <= 390
+    assert phone.get_attribute("article.provision", "lang") == "pl"
+    assert all("q=" not in (href or "") for href in phone.locator(".toc a").evaluate_all(
+        "links => links.map(a => a.getAttribute('href'))"))
+    phone.locator(".provision button.mark[data-grade='0']").click()  # changed my mind on the page
+    sync_api.expect(phone.locator(".provision .saved")).to_have_text("saved")
+    phone.go_back()
+    phone.wait_for_selector("ol.hits li.hit")
+    again = phone.locator("li.hit").first
+    sync_api.expect(again.locator("button.mark[data-grade='0']")).to_have_attribute("aria-pressed", "true")
+    assert again.locator("button.mark[data-grade='1']").get_attribute("aria-pressed") == "false"
+
+    # a link of the act's contents followed: the question goes along (the next page can be marked)
+    again.locator("a.open").click()
+    phone.wait_for_selector("article.provision")
+    phone.locator(".toc li:not(.current) a").nth(3).click()
+    phone.wait_for_selector("article.provision .marks")
+    assert "q=kradzie" in phone.url
+
+    assert errors == [], errors  # no favicon 404, no script error on any page so far
+
+    # the server out of reach: the mark says it was not saved (the browser logs the failed request
+    # itself; no script error)
+    phone.route("**/judgements", lambda route: route.abort())
+    phone.locator(".provision button.mark[data-grade='1']").click()
+    sync_api.expect(phone.locator(".provision .saved")).to_have_text("not saved (no connection to the server)")
+    assert [e for e in errors if "ERR_FAILED" not in e] == [], errors
+    phone.close()
+
+
+def test_a_provision_page_refuses_a_question_longer_than_a_search_takes(site, browser):
+    srv, _ = site
+    page = browser.new_page()
+    response = page.goto(srv.url + "/p/pl-codes/kk::148?q=" + "ż" * 10_001)
+    assert response.status == 400 and "at most 10000" in page.inner_text(".error")
+    page.close()

@@ -88,7 +88,11 @@ def page(request: Request, name: str, status: int = 200, **context) -> HTMLRespo
     # a None the caller passes for one of these (no system asked for, an unknown corpus) keeps the
     # default: the form then shows the system that answers, not the first listed (maybe not ready)
     given = {key: value for key, value in context.items() if value is not None or key not in base}
-    return _session(request, templates.TemplateResponse(request, name, {**base, **given}, status_code=status))
+    response = templates.TemplateResponse(request, name, {**base, **given}, status_code=status)
+    # Never from the browser's cache: Back would show a results page with the marks it had when
+    # first loaded, not the ones made since.
+    response.headers["Cache-Control"] = "no-store"
+    return _session(request, response)
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -115,6 +119,9 @@ def provision_page(request: Request, corpus: str, unit_id: str, q: str = ""):
     except ServiceError as exc:
         return page(request, "search.html", exc.status, corpus=corpus if corpus in state.corpora else None,
                     results=None, error=exc.message)
+    if len(q) > state.settings.max_query_chars:  # as a search refuses it; every link here would carry it
+        return page(request, "search.html", 400, corpus=corpus if corpus in state.corpora else None, results=None,
+                    error=f"the query has {len(q)} characters; at most {state.settings.max_query_chars} are accepted")
     qs = f"?q={quote(q)}" if q else ""
     found["annotated"] = core.annotated_text(state, corpus, found["id"], found["text"])
     return page(request, "provision.html", corpus=corpus, p=found, q=q, qs=qs,

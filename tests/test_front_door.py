@@ -122,6 +122,42 @@ def test_one_import_gives_the_verbs(tmp_path, cache):
     assert lexir.find_citations("nach § 823 Abs. 1 BGB", "de")[0].id == "BGB::823"
 
 
+def test_the_verbs_say_what_is_wrong_with_their_arguments(cache):
+    """Mistakes a newcomer makes with the Python API (an audit): each a ValueError or TypeError
+    naming the argument and what it takes, never an AttributeError from deep inside, and nothing
+    silently dropped (a repeated query id, a parameter of another fusion method)."""
+    import lexir
+    from lexir.types import Query
+
+    bench = lexir.load("demo")
+    bm25 = lexir.build("demo", "bm25")  # a dataset's name is loaded, as lexir.load does
+    assert bm25.search("zabójstwo", 3) == lexir.build(bench, "bm25").search("zabójstwo", 3)
+    test = bench.queries.split("test")
+    run = lexir.retrieve(bm25, test, k=10)
+    refused = [
+        (lambda: bm25.search("zabójstwo", k="5"), ValueError, "k: the number of results, a whole number of at least 1"),
+        (lambda: bm25.search("zabójstwo", k=0), ValueError, "got 0"),
+        (lambda: bm25.search(None), TypeError, "text: a question as a string; got NoneType"),
+        (lambda: lexir.retrieve(bm25, "zabójstwo"), TypeError, "one question: retriever.search"),
+        (lambda: lexir.retrieve(bm25, [Query("q", "zabójstwo"), Query("q", "kradzież")]), ValueError,
+         "query id 'q' is given twice"),
+        (lambda: lexir.retrieve(bm25, [("q", "zabójstwo")]), TypeError, r"queries\[0\]: a Query"),
+        (lambda: lexir.evaluate(bm25, test), TypeError, "run: a run"),
+        (lambda: lexir.compare([run, run], test), TypeError, "runs: {name: run}"),
+        (lambda: lexir.fuse({"a": run, "b": run}), TypeError, "runs: a list of runs"),
+        (lambda: lexir.fuse([run, run], "rrf", weights="5,0"), ValueError,
+         "rrf fusion has no parameter 'weights'.*weights is wrrf and combsum's"),
+        (lambda: lexir.fuse([run, run], "wrrf", k=3), ValueError, "wrrf fusion has no parameter 'k'"),
+        (lambda: lexir.build(bench, None), ValueError, "system: a name or a spec"),
+    ]
+    for call, kind, message in refused:
+        with pytest.raises(kind, match=message):
+            call()
+    ndcg = lexir.evaluate(run, test, "nDCG@10")  # one measure as a string: that measure, not its letters
+    assert [m.name for m in ndcg.measures] == ["nDCG"]
+    assert lexir.fuse([run, run], "wrrf", weights=[1.0, 0.5])  # weights as numbers, from Python
+
+
 # -- fusion of runs ----------------------------------------------------------------------------
 
 

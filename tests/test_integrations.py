@@ -104,6 +104,14 @@ def test_langchain_refusals_say_what_is_wrong(demo_lc):
         lc.LexirRetriever(corpus="no-such-corpus")
     with pytest.raises(LexirSearchError, match="needs the Corpus"):
         lc.LexirRetriever(retriever=object(), corpus="demo")
+    # an unknown system or parameter is lexir's error (a ValueError), named by its field, in both frameworks
+    for retriever in (lambda **kw: lc.LexirRetriever(corpus="demo", **kw).invoke(QUESTION),
+                      lambda **kw: li.LexirRetriever(corpus="demo", **kw).retrieve(QUESTION)):
+        with pytest.raises(LexirSearchError, match="unknown system 'bm99'") as err:
+            retriever(system="bm99")
+        assert err.value.field == "system" and isinstance(err.value, ValueError)
+        with pytest.raises(LexirSearchError, match="k9"):  # built as bm25(k9=0.9): the spec names it
+            retriever(params={"k9": 0.9})
 
 
 @pytest.mark.slow  # de-gesetze-history: its history parsed once per session, about a minute
@@ -181,6 +189,13 @@ def test_over_http_the_same_hits_as_in_process(server, demo_lc):
     assert [d.id for d in asyncio.run(remote.ainvoke(QUESTION, k=2))] == [d.id for d in local[:2]]
     nodes = li.LexirRetriever(url=server.url, corpus="demo", api_key=KEY, k=5).retrieve(QUESTION)
     assert [(n.node.id_, n.score) for n in nodes] == [(d.id, d.metadata["score"]) for d in local]
+    # a question too long for a URL goes in a POST's body: the same hits, and the server's own limit
+    long_question = " ".join([QUESTION] * (3_000 // len(QUESTION) + 1))
+    assert len(long_question) > 2_000
+    assert [d.id for d in remote.invoke(long_question)] == [d.id for d in demo_lc.invoke(long_question)]
+    with pytest.raises(LexirSearchError, match="at most 10000 are accepted") as err:
+        remote.invoke("kradzież " * 5_000)  # 45,000 characters: was httpx.InvalidURL, not lexir's error
+    assert err.value.status == 400
     fused = lc.LexirRetriever(url=server.url, corpus="demo", api_key=KEY, system="rrf(systems=bm25+bm25(mode=stem))",
                               k=3).invoke(QUESTION)
     assert all(set(d.metadata["explain"]) <= {"bm25", "bm25(mode=stem)"} and d.metadata["explain"] for d in fused)

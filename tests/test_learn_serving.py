@@ -155,7 +155,7 @@ def test_two_judges_in_the_browser_retrain_and_the_swap_loses_no_request(tmp_pat
                 context = browser.new_context()
                 page = context.new_page()
                 page.goto(srv.url + "/?corpus=demo&q=" + THEFT_TRAIN[0])
-                assert "model base" in page.inner_text("p.count")  # the page names the model served
+                assert "model base" in page.inner_text(".count")  # the page names the model served
                 for q in questions:  # BM25 finds nothing for these: the judge opens art. 278 with the question
                     page.goto(f"{srv.url}/p/demo/kk::278?q={q}")
                     box = page.locator(".marks")
@@ -172,7 +172,7 @@ def test_two_judges_in_the_browser_retrain_and_the_swap_loses_no_request(tmp_pat
             answers = hammer.finish()
             page = browser.new_page()
             page.goto(srv.url + "/?corpus=demo&q=" + HAMMERED)
-            assert "model v0001" in page.inner_text("p.count")
+            assert "model v0001" in page.inner_text(".count")
             browser.close()
 
         print(f"hammer: {len(answers)} searches, {models_seen_count(answers)}; training took "

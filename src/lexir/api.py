@@ -49,6 +49,10 @@ def build(corpus: Corpus | Benchmark, system: str = "bm25", *, cache: bool = Tru
     controls that need the gold (``oracle``, ``oracle-act``) get its judgements."""
     from lexir.retrieval.build import build_retriever
 
+    if isinstance(corpus, str | Path):  # a dataset's name or a path: loaded, as lexir.load does
+        corpus = load(corpus)
+    if not isinstance(system, str) or not system.strip():
+        raise ValueError(f"system: a name or a spec such as 'bm25(k1=0.9)' (lexir systems lists them); got {system!r}")
     context: dict[str, Any] = {}
     if isinstance(corpus, Benchmark):
         context["qrels"] = corpus.queries.qrels
@@ -63,7 +67,19 @@ def _queries(queries: Queries) -> list[Query]:
         return list(queries.queries)
     if isinstance(queries, Mapping):
         return [Query(str(qid), str(text)) for qid, text in queries.items()]
-    return list(queries)
+    if isinstance(queries, str):
+        raise TypeError("queries: a list of Query, {query id: text}, a QuerySet or a Benchmark; got a string "
+                        "(one question: retriever.search(text, k))")
+    listed = list(queries)
+    seen: dict[str, int] = {}
+    for i, query in enumerate(listed):
+        if not isinstance(query, Query):
+            raise TypeError(f"queries[{i}]: a Query(id, text); got {type(query).__name__}")
+        if query.id in seen:  # a run holds one ranking per id: the second would replace the first
+            raise ValueError(f"query id {query.id!r} is given twice (queries[{seen[query.id]}] and queries[{i}]); "
+                             "a run holds one ranking per id")
+        seen[query.id] = i
+    return listed
 
 
 def _qrels(gold: Qrels | QuerySet | Benchmark) -> Qrels:
@@ -77,7 +93,9 @@ def _qrels(gold: Qrels | QuerySet | Benchmark) -> Qrels:
 def retrieve(retriever, queries: Queries, k: int = 100, progress: Callable[[int], None] | None = None) -> Run:
     """The run of ``retriever`` over ``queries`` (a query set, a benchmark, a list of
     :class:`~lexir.types.Query`, or ``{query id: text}``): the top ``k`` per query."""
-    return retriever.search_many(_queries(queries), k=k, progress=progress)
+    from lexir.retrieval.base import check_k
+
+    return retriever.search_many(_queries(queries), k=check_k(k), progress=progress)
 
 
 def evaluate(run: Run, gold: Qrels | QuerySet | Benchmark, measures: Iterable = ()):
@@ -85,7 +103,16 @@ def evaluate(run: Run, gold: Qrels | QuerySet | Benchmark, measures: Iterable = 
     from lexir.evaluation import DEFAULT_MEASURES
     from lexir.evaluation import evaluate as _evaluate
 
+    _check_run(run, "run")
+    if isinstance(measures, str):  # one measure: "nDCG@10", not its letters
+        measures = (measures,)
     return _evaluate(run, _qrels(gold), tuple(measures) or DEFAULT_MEASURES)
+
+
+def _check_run(run: Any, name: str) -> None:
+    if not isinstance(run, Mapping):
+        raise TypeError(f"{name}: a run, {{query id: {{document id: score}}}} (lexir.retrieve(retriever, queries)); "
+                        f"got {type(run).__name__}")
 
 
 def compare(runs: Mapping[str, Run], gold: Qrels | QuerySet | Benchmark, baseline: str | None = None, **kw):
@@ -94,8 +121,12 @@ def compare(runs: Mapping[str, Run], gold: Qrels | QuerySet | Benchmark, baselin
     :mod:`lexir.evaluation`."""
     from lexir.evaluation import compare as _compare
 
+    if not isinstance(runs, Mapping):
+        raise TypeError(f"runs: {{name: run}}, each run named; got {type(runs).__name__}")
     if not runs:
         raise ValueError("compare needs at least one run")
+    for name, run in runs.items():
+        _check_run(run, f"runs[{name!r}]")
     return _compare(runs, _qrels(gold), baseline or next(iter(runs)), **kw)
 
 
@@ -104,7 +135,11 @@ def fuse(runs: Sequence[Run], method: str = "rrf", **params: Any) -> Run:
     ``combsum`` (``weights``, ``norm``); ``depth`` results of each run are used."""
     from lexir.retrieval.fusion import fuse as _fuse
 
-    return _fuse(runs, method, **params)
+    if isinstance(runs, Mapping | str):
+        raise TypeError(f"runs: a list of runs; got {type(runs).__name__}")
+    for i, run in enumerate(runs):
+        _check_run(run, f"runs[{i}]")
+    return _fuse(runs, method, **params)  # a parameter of another method is refused there, not ignored
 
 
 def train(system: str, data: Any = None, *, output: str | Path, split: str | None = None,

@@ -521,8 +521,8 @@ def fuse(
 ):
     """Fuse run files query by query (RRF, weighted RRF, normalised score sums)."""
     from lexir.io import read_run, write_run
-    from lexir.retrieval.base import get_system, parse_params
-    from lexir.retrieval.fusion import FUSION_METHODS, SHAPE_PARAMS, fusion_function
+    from lexir.retrieval.base import parse_params
+    from lexir.retrieval.fusion import FUSION_METHODS, fusion_function, fusion_params
     from lexir.retrieval.fusion import fuse as fuse_runs
 
     if len(runs) < 2:
@@ -531,14 +531,10 @@ def fuse(
         raise CLIError(f"--method {method!r}: valid: {', '.join(FUSION_METHODS)}")
     check_output(output, "--output")
     # the method's parameters as its system (lexir systems rrf) declares them: type and range
-    declared = {key: p for key, p in get_system(method).params.items() if key not in ("systems", *SHAPE_PARAMS)}
-    values: dict = {}
-    for key, value in parse_params(params).items():
-        if key not in declared:
-            owners = [m for m in FUSION_METHODS if m != method and key in get_system(m).params]
-            raise CLIError(f"{method} fusion has no parameter {key!r}; valid: {', '.join(declared)}"
-                           + (f" ({key} is {' and '.join(owners)}'s: --method {owners[0]})" if owners else ""))
-        values[key] = declared[key].coerce(value, key)
+    try:
+        values = fusion_params(method, parse_params(params))
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
     fusion_function(method, len(runs), **values)  # the weights' count and values, before reading the runs
     fused = fuse_runs([read_run(path) for path in runs], method, **values)
     write_run(fused, output, tag=f"fused-{method}", k=k)

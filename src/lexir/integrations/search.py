@@ -121,6 +121,8 @@ class LocalSearch:
             self.state = ServiceState(Settings(systems=(self.system,), variants=variants, data_dir=data_dir))
             try:
                 self.name = self.state.add(corpus, language, graph=False).name
+            except ServiceError as exc:  # a system or parameter that cannot be built: named by its field
+                raise LexirSearchError(exc.message, exc.status, exc.code, exc.field or "system") from None
             except (DatasetError, ValueError, KeyError, TypeError, OSError) as exc:  # an unknown name, a bad spec
                 raise LexirSearchError(f"cannot load corpus {corpus!r} with system {self.system!r}: {exc}",
                                        field="corpus") from exc
@@ -170,6 +172,8 @@ class GivenState(ServiceState):
         return self._given
 
 
+#: The longest question sent in a GET's URL; a longer one goes in a POST's body.
+LONGEST_GET_QUERY = 2_000
 #: The statuses a read-only request is sent again on (see the module's docstring).
 RESEND_STATUSES = frozenset({429, 500, 502, 503, 504})
 #: lexir's own 503 for a system still being built (minutes; its message names what is ready now)
@@ -245,6 +249,23 @@ class RemoteSearch:
         self._client = None  # httpx.Client, made at the first search
         self._tls_context = None
         self._path = f"/v1/{quote(corpus, safe='')}"
+
+    def _search_request(self, query: str, k: int, as_of: str | None) -> tuple[str, dict[str, Any]]:
+        """The search request: a GET with the question in the URL, or, for a question longer than
+        :data:`LONGEST_GET_QUERY` (URLs are cut at a few kB by proxies, and httpx refuses a query
+        string over 64 kB), a POST of one query with the same fields."""
+        if len(query) <= LONGEST_GET_QUERY:
+            return "GET", {"params": self._query(query, k, as_of)}
+        body: dict[str, Any] = {"queries": [{"id": "q", "text": query}], "k": k, "params": self.params}
+        if self.system:
+            body["system"] = self.system
+        if as_of:
+            body["as_of"] = as_of
+        return "POST", {"json": body}
+
+    @staticmethod
+    def _answer(method: str, body: dict[str, Any]) -> dict[str, Any]:
+        return body["results"][0] if method == "POST" else body
 
     def _query(self, query: str, k: int, as_of: str | None) -> list[tuple[str, str]]:
         args = [("q", query), ("k", str(k))]
@@ -362,7 +383,8 @@ class RemoteSearch:
     def search(self, query: str, k: int, as_of: str | None = None) -> list[Hit]:
         rid = uuid.uuid4().hex
         client = self._sync_client()
-        body = self._send(client, "GET", f"{self._path}/search", rid, params=self._query(query, k, as_of))
+        method, request = self._search_request(query, k, as_of)
+        body = self._answer(method, self._send(client, method, f"{self._path}/search", rid, **request))
         if self._dated is None:
             self._dated = self._dated_from(self._send(client, "GET", "/v1/corpora", rid))
         validity = None
@@ -379,7 +401,8 @@ class RemoteSearch:
         # asyncio.run makes a new one each time), cheap with the one TLS context
         async with httpx.AsyncClient(base_url=self.url, headers=self.headers, timeout=self.timeout,
                                      verify=self._tls()) as client:
-            body = await self._asend(client, "GET", f"{self._path}/search", rid, params=self._query(query, k, as_of))
+            method, request = self._search_request(query, k, as_of)
+            body = self._answer(method, await self._asend(client, method, f"{self._path}/search", rid, **request))
             if self._dated is None:
                 self._dated = self._dated_from(await self._asend(client, "GET", "/v1/corpora", rid))
             validity = None

@@ -30,6 +30,13 @@ RUN_DEPTH = 100
 SEARCH_QID = "search"
 
 
+def check_k(k: Any) -> int:
+    """``k`` where it is a whole number of results, at least 1; else a ValueError naming it."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k: the number of results, a whole number of at least 1; got {k!r}")
+    return k
+
+
 class Retriever(ABC):
     """What every system is. A retriever implements one method, :meth:`search_many`; one
     question through :meth:`search` is a batch of one. Retrievers that score one question
@@ -49,7 +56,10 @@ class Retriever(ABC):
 
     def search(self, text: str, k: int = 100) -> list[tuple[str, float]]:
         """Best ``k`` documents for ``text``, best first."""
-        return ranked(self.search_many([Query(SEARCH_QID, text)], k).get(SEARCH_QID, {}))
+        if not isinstance(text, str):
+            raise TypeError(f"text: a question as a string; got {type(text).__name__} (several questions: "
+                            "search_many([Query(id, text), ...], k))")
+        return ranked(self.search_many([Query(SEARCH_QID, text)], check_k(k)).get(SEARCH_QID, {}))
 
     def with_params(self, values: Mapping[str, Any]) -> Retriever:
         """This retriever with query-time parameters changed, sharing its index (a shallow copy:

@@ -120,9 +120,34 @@ def fuse(runs: Sequence[Run], method: str = "rrf", **params) -> Run:
     """
     if not runs:
         raise ValueError("fuse needs at least one run")
+    return _fused(runs, method, fusion_params(method, params))
+
+
+def _fused(runs: Sequence[Run], method: str, params: Mapping[str, Any]) -> Run:
+    """:func:`fuse` with ``params`` already checked (a fused system's, at its build)."""
     combine = fusion_function(method, len(runs), **params)
     qids = list(dict.fromkeys(q for run in runs for q in run))
     return {q: dict(ranked(combine([run.get(q, {}) for run in runs]))) for q in qids}
+
+
+def fusion_params(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` of the run-level fusion ``method`` typed and checked as its system declares them
+    (``lexir systems rrf``: type, range); a parameter it does not take is a ValueError naming the
+    method that does (``k0`` is wrrf's), never ignored. Weights given as a sequence of numbers (the
+    Python API) are left to :func:`fusion_function`, which checks them against the runs."""
+    from lexir.retrieval.base import get_system
+
+    if method not in FUSION_METHODS:
+        raise ValueError(f"fusion method {method!r}: valid: {', '.join(FUSION_METHODS)}")
+    declared = {key: p for key, p in get_system(method).params.items() if key not in ("systems", *SHAPE_PARAMS)}
+    values: dict[str, Any] = {}
+    for key, value in params.items():
+        if key not in declared:
+            owners = [m for m in FUSION_METHODS if m != method and key in get_system(m).params]
+            raise ValueError(f"{method} fusion has no parameter {key!r}; valid: {', '.join(declared)}"
+                             + (f" ({key} is {' and '.join(owners)}'s: --method {owners[0]})" if owners else ""))
+        values[key] = value if key == "weights" and not isinstance(value, str) else declared[key].coerce(value, key)
+    return values
 
 
 # A question of this many words or more is told, not typed: a case in the asker's own words, where
@@ -177,11 +202,11 @@ class FusedRetriever(Retriever):
     def _fuse(self, runs: Sequence[Run], queries: Sequence[Query]) -> Run:
         plain, long = self._fusion_params(self.params)
         if long is None:
-            return fuse(runs, self.method, **plain)
+            return _fused(runs, self.method, plain)
         told = {q.id for q in queries if self.told(q.text)}
         short_runs = [{q: r for q, r in run.items() if q not in told} for run in runs]
         long_runs = [{q: r for q, r in run.items() if q in told} for run in runs]
-        return {**fuse(short_runs, self.method, **plain), **fuse(long_runs, self.method, **long)}
+        return {**_fused(short_runs, self.method, plain), **_fused(long_runs, self.method, long)}
 
     def told(self, text: str) -> bool:
         """Whether a question is told (a case in the asker's words): at least ``long_words`` words,

@@ -10,13 +10,14 @@ agent can tell a wrong argument (fix it, do not retry) from a busy or transient 
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 
 from lexir.jurisdiction import codes
 from lexir.service import core, history
@@ -33,11 +34,27 @@ def _plain(snippet_html: str) -> str:
     return html.unescape(snippet_html.replace("<mark>", "«").replace("</mark>", "»"))
 
 
-def _fail(message: str, retryable: bool = False, valid: list[str] | None = None) -> ToolError:
+class Refusal(Exception):
+    """A call a tool refuses; its text is the JSON ``{error, retryable, valid}`` the client gets."""
+
+
+def _fail(message: str, retryable: bool = False, valid: list[str] | None = None) -> Refusal:
     body: dict[str, Any] = {"error": message, "retryable": retryable}
     if valid is not None:
         body["valid"] = valid
-    return ToolError(json.dumps(body, ensure_ascii=False))
+    return Refusal(json.dumps(body, ensure_ascii=False))
+
+
+def _refusing(fn):
+    """``fn`` as a tool whose refusals reach the client as an error result whose text is exactly
+    the JSON (the SDK would put "Error executing tool NAME: " before a ToolError's text)."""
+    @functools.wraps(fn)
+    def tool(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Refusal as exc:
+            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+    return tool
 
 
 def _call(fn, *args, **kwargs):
@@ -66,6 +83,7 @@ def create_mcp(state: ServiceState) -> MCPServer:
         return default
 
     @server.tool()
+    @_refusing
     def list_corpora() -> dict:
         """The corpora this server holds: name, language, number of acts and provisions, systems, and for
         a corpus with a history the version dates that as_of can ask about (null otherwise)."""
@@ -73,6 +91,7 @@ def create_mcp(state: ServiceState) -> MCPServer:
                             for c in state.describe()]}
 
     @server.tool()
+    @_refusing
     def search_statutes(query: str, corpus: str | None = None, k: int = 10, system: str | None = None,
                         as_of: str | None = None) -> dict:
         """Rank the provisions of a corpus for a legal question or case description. Returns for each
@@ -88,6 +107,7 @@ def create_mcp(state: ServiceState) -> MCPServer:
              "act": h["act"]["title"] or h["act"]["id"], "snippet": _plain(h["snippet"])} for h in result["hits"]]}
 
     @server.tool()
+    @_refusing
     def get_provision(id: str, corpus: str | None = None, context: str = "", cursor: str | None = None,
                       as_of: str | None = None) -> dict:
         """A provision by id (e.g. kk::148, BGB::823/abs:1): its citation, place in the act, text, what it
@@ -139,6 +159,7 @@ def create_mcp(state: ServiceState) -> MCPServer:
                                "in_corpora": c["corpora"]} for c in found["citations"]]}
 
     @server.tool()
+    @_refusing
     def verify_quote(quote: str, id_or_citation: str, corpus: str | None = None) -> dict:
         """Does the provision (an id like kc::415 or a citation like 'art. 415 k.c.') contain the quote?
         verified, match (exact, fuzzy or none), score 0-1 and the best-matching span of the law's text."""
@@ -146,7 +167,6 @@ def create_mcp(state: ServiceState) -> MCPServer:
         return _call(core.verify, state, quote, None if is_citation else id_or_citation,
                      id_or_citation if is_citation else None, corpus)
 
-    @server.tool()
     def provision_history(id: str, corpus: str | None = None) -> dict:
         """Every version of a provision (e.g. BGB::1631d, BGB::823/abs:1) in a corpus with a history (see
         list_corpora's dates), oldest first: version id, valid_from, valid_to (exclusive; null while in
@@ -160,7 +180,6 @@ def create_mcp(state: ServiceState) -> MCPServer:
             found["versions"] = found["versions"][-MAX_LIST:]
         return found
 
-    @server.tool()
     def diff_provision(id: str, from_date: str, to_date: str, corpus: str | None = None,
                        cursor: str | None = None) -> dict:
         """What changed in a provision between two dates (YYYY-MM-DD), word by word: removed words as
@@ -181,6 +200,11 @@ def create_mcp(state: ServiceState) -> MCPServer:
                      next_cursor=str(end) if end < len(text) else None)
         return found
 
+    # The history tools only where a served corpus has one (lexir mcp de-gesetze-history): elsewhere
+    # each call would only say there is none.
+    if any(loaded.dates for loaded in state.corpora.values()):
+        for tool in (provision_history, diff_provision):
+            server.tool()(_refusing(tool))
     return server
 
 

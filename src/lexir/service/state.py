@@ -362,7 +362,9 @@ class ServiceState:
             try:
                 retriever = build_retriever(loaded.corpus, system, dict(params))
             except (ValueError, TypeError, KeyError) as exc:
-                raise ServiceError(f"cannot build {system!r} with {dict(params)}: {exc}", field="params") from None
+                shown = f" with {dict(params)}" if params else ""
+                raise ServiceError(f"cannot build {system!r}{shown}: {exc}", field="params" if params else "system") \
+                    from None
             loaded.retrievers[key] = retriever
             if loaded.dated_key is not None and self.dated.nbytes(loaded.dated_key) is not None:
                 # a variant built on a cached dated corpus: count it

@@ -39,6 +39,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import corpus_of  # noqa: E402
 
 
+def setup(corpus: str, tag: str) -> tuple[list[str], int]:
+    """What every Ray benchmark here starts from: the corpus's first 500 questions, a cache of its
+    own (``LEXIR_CACHE``, unless set) and a free loopback port for Serve's proxy."""
+    _, texts = corpus_of(corpus)
+    os.environ.setdefault("LEXIR_CACHE", tempfile.mkdtemp(prefix=f"lexir-bench-{tag}-"))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return texts[:500], port
+
+
 def counter(url: str, name: str) -> float:
     """The counter ``name`` in one scrape of ``/metrics`` (summed over its labels)."""
     with urllib.request.urlopen(url + "/metrics", timeout=60) as response:
@@ -128,12 +139,7 @@ def main(argv=None) -> dict:
 
     from lexir import ray_serve
 
-    _, texts = corpus_of(args.corpus)
-    texts = texts[:500]
-    os.environ.setdefault("LEXIR_CACHE", tempfile.mkdtemp(prefix="lexir-bench-hang-"))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    texts, port = setup(args.corpus, "hang")
     out: dict = {"corpus": args.corpus, "shard_replicas": args.shard_replicas, "clients": args.clients, "retries": args.retries,
                  "front_timeout_s": args.front_timeout, "seconds": args.seconds, "rounds": []}
     ray_serve.init(num_cpus=args.cpus)

@@ -19,18 +19,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
-import socket
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ray_hang import stop_when_busy  # noqa: E402
-from harness import corpus_of  # noqa: E402
+from bench_ray_hang import setup, stop_when_busy  # noqa: E402
 
 
 def one_round(url: str, corpus: str, texts: list[str], victim: int, clients: int, seconds: float) -> dict:
@@ -84,12 +80,7 @@ def main(argv=None) -> dict:
 
     from lexir import ray_serve
 
-    _, texts = corpus_of(args.corpus)
-    texts = texts[:500]
-    os.environ.setdefault("LEXIR_CACHE", tempfile.mkdtemp(prefix="lexir-bench-ingress-"))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    texts, port = setup(args.corpus, "ingress")
     url = f"http://127.0.0.1:{port}"
     out: dict = {"corpus": args.corpus, "ingress_replicas": args.ingress_replicas, "clients": args.clients,
                  "seconds": args.seconds, "rounds": []}

@@ -22,30 +22,21 @@ import argparse
 import json
 import os
 import signal
-import socket
 import statistics
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ray_hang import ask, stop_when_busy  # noqa: E402
-from harness import corpus_of  # noqa: E402
+from bench_ray_hang import ask, counter, setup, stop_when_busy  # noqa: E402
 
 
 def scrape(url: str, name: str, scrapes: int = 8) -> float:
-    """The largest sum of the counter ``name`` over several scrapes (each reaches one front; the
-    counts of both fronts grow, so the largest is a lower bound of their total)."""
-    best = 0.0
-    for _ in range(scrapes):
-        with urllib.request.urlopen(url + "/metrics", timeout=60) as response:
-            body = response.read().decode()
-        best = max(best, sum(float(line.rsplit(" ", 1)[1]) for line in body.splitlines() if line.startswith(name)))
-    return best
+    """The largest of several scrapes of the counter ``name`` (each reaches one front; the counts
+    of both fronts grow, so the largest is a lower bound of their total)."""
+    return max(counter(url, name) for _ in range(scrapes))
 
 
 def one_round(base: str, texts: list[str], victim: int, clients: int, seconds: float, stall: float) -> dict:
@@ -105,12 +96,7 @@ def main(argv=None) -> dict:
 
     from lexir import ray_serve
 
-    _, texts = corpus_of(args.corpus)
-    texts = texts[:500]
-    os.environ.setdefault("LEXIR_CACHE", tempfile.mkdtemp(prefix="lexir-bench-stall-"))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    texts, port = setup(args.corpus, "stall")
     url = f"http://127.0.0.1:{port}"
     base = f"{url}/v1/{args.corpus}/search?"
     settings = {f"hedge_{args.shard_hedge:g}s": args.shard_hedge, "no_hedge": 0.0}

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from lexir.analysis.shape import first_person_words, in_first_person
-from lexir.retrieval.base import Explanation, Retriever, register_system
+from lexir.retrieval.base import Explanation, Retriever, get_system, register_system
 from lexir.retrieval.context import BuildContext
 from lexir.retrieval.params import COMMON, Param
 from lexir.retrieval.spec import parse_spec_list
@@ -135,8 +135,6 @@ def fusion_params(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
     (``lexir systems rrf``: type, range); a parameter it does not take is a ValueError naming the
     method that does (``k0`` is wrrf's), never ignored. Weights given as a sequence of numbers (the
     Python API) are left to :func:`fusion_function`, which checks them against the runs."""
-    from lexir.retrieval.base import get_system
-
     if method not in FUSION_METHODS:
         raise ValueError(f"fusion method {method!r}: valid: {', '.join(FUSION_METHODS)}")
     declared = {key: p for key, p in get_system(method).params.items() if key not in ("systems", *SHAPE_PARAMS)}

@@ -119,9 +119,12 @@ def provision_page(request: Request, corpus: str, unit_id: str, q: str = ""):
     except ServiceError as exc:
         return page(request, "search.html", exc.status, corpus=corpus if corpus in state.corpora else None,
                     results=None, error=exc.message)
-    if len(q) > state.settings.max_query_chars:  # as a search refuses it; every link here would carry it
-        return page(request, "search.html", 400, corpus=corpus if corpus in state.corpora else None, results=None,
-                    error=f"the query has {len(q)} characters; at most {state.settings.max_query_chars} are accepted")
+    if q:  # checked as a search checks it: every link here would carry it
+        try:
+            core.check_query(state, q, "q")
+        except ServiceError as exc:
+            return page(request, "search.html", exc.status, corpus=corpus if corpus in state.corpora else None,
+                        results=None, error=exc.message)
     qs = f"?q={quote(q)}" if q else ""
     found["annotated"] = core.annotated_text(state, corpus, found["id"], found["text"])
     return page(request, "provision.html", corpus=corpus, p=found, q=q, qs=qs,

@@ -41,14 +41,18 @@ async def search_get(request: Request) -> JSONResponse:
     q = single(args, "q")
     if q is None:
         raise ServiceError("the query parameter q is required", field="q")
-    core.check_query(state, q, "q")
     k = parse_int(single(args, "k", "10"), "k")
     params = core.parse_param_pairs(args.getlist("param"))
     with_text = parse_bool(single(args, "text", "true"), "text")
     system = single(args, "system")
     as_of = single(args, "as_of") or None
-    found = await run(_fast(state, corpus, system, params) and not as_of, core.search, state, corpus,
-                      [("q", q)], k, system, params, with_text=with_text, as_of=as_of)
+    try:
+        found = await run(_fast(state, corpus, system, params) and not as_of, core.search, state, corpus,
+                          [("q", q)], k, system, params, with_text=with_text, as_of=as_of)
+    except ServiceError as exc:
+        if exc.field == "queries[0].text":  # the batch's name for the one question a GET asks: its q
+            exc.field = "q"
+        raise
     return json_response(found[0])
 
 

@@ -1,5 +1,6 @@
 import pytest
 
+import lexir
 from lexir.io import (
     FormatError,
     read_beir,
@@ -49,6 +50,20 @@ def test_beir_queries_with_an_id_given_twice_name_the_file_and_both_lines(tmp_pa
         read_queries_jsonl(path)
     path.write_text('{"_id": "q1", "text": "kara"}\n{"_id": "q2", "text": "kara"}\n', encoding="utf-8")
     assert [q.id for q in read_queries_jsonl(path)] == ["q1", "q2"]  # the same text twice is fine
+
+
+def test_a_jsonl_corpus_with_an_id_given_twice_names_the_file_and_both_lines(tmp_path):
+    """Read as a list or loaded by path: the file and both lines, not only the id."""
+    path = tmp_path / "laws.jsonl"
+    path.write_text('{"_id": "a", "text": "kara"}\n\n{"_id": "b", "text": "wina"}\n'
+                    '{"id": "a", "text": "zabójstwo"}\n', encoding="utf-8")
+    with pytest.raises(FormatError, match=r"laws.jsonl:4 \(field '_id'\): document id 'a' given twice "
+                                          r"\(first on line 1\)"):
+        read_corpus_jsonl(path)
+    with pytest.raises(FormatError, match=r"laws.jsonl:4 .*'a' given twice"):
+        lexir.load(str(path), language="pl")
+    path.write_text('{"_id": "a", "text": "kara"}\n{"_id": "b", "text": "kara"}\n', encoding="utf-8")
+    assert [d.id for d in read_corpus_jsonl(path)] == ["a", "b"]
 
 
 def test_qrels_roundtrip(tmp_path):

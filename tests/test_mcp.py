@@ -30,10 +30,14 @@ def run_session(tmp_path, script, corpora=("demo",), timeout=180):
         with open(tmp_path / "mcp-stderr.log", "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
-                    await session.initialize()
+                    init = await session.initialize()
+                    session_instructions[:] = [init.instructions]
                     return await script(session)
 
     return asyncio.run(asyncio.wait_for(main(), timeout))
+
+
+session_instructions: list[str | None] = [None]  # the last session's server instructions
 
 
 def payload(result) -> dict:
@@ -63,6 +67,11 @@ def test_tools_over_stdio(tmp_path):
         out["verify"] = payload(await session.call_tool("verify_quote", {
             "quote": "kto zabija człowieka", "id_or_citation": "art. 148 § 1 k.k."}))
         out["bad_id"] = await session.call_tool("get_provision", {"id": "../../etc/passwd"})
+        out["by_citation"] = payload(await session.call_tool("get_provision", {"citation": "art. 148 § 2 k.k."}))
+        out["citation_unknown"] = await session.call_tool("get_provision", {"citation": "art. 9999 k.k."})
+        out["id_and_citation"] = await session.call_tool("get_provision", {"id": "kk::148", "citation": "art. 1 k.k."})
+        out["neither"] = await session.call_tool("get_provision", {})
+        out["instructions"] = session_instructions[0]
         out["bad_k"] = await session.call_tool("search_statutes", {"query": "x", "k": 500})
         out["bad_corpus"] = await session.call_tool("search_statutes", {"query": "x", "corpus": "nope"})
         return out
@@ -92,6 +101,14 @@ def test_tools_over_stdio(tmp_path):
     assert out["cite"]["citations"][0]["citations"] == ["art. 148 § 2 k.k."]
     assert out["cite"]["citations"][1]["in_corpora"] == []  # the demo holds only the Kodeks karny
     assert out["verify"]["verified"] and out["verify"]["match"] == "exact"
+    by_citation = out["by_citation"]  # an agent that holds a citation needs no resolve_citations first
+    assert by_citation["id"] == "kk::148/par:2" and by_citation["citation"] == "art. 148 § 2 k.k."
+    assert by_citation["text"].startswith("Kto zabija człowieka") or "zabija" in by_citation["text"]
+    assert "9999" in tool_error(out["citation_unknown"])["error"]
+    for name in ("id_and_citation", "neither"):
+        assert out[name].is_error and tool_error(out[name])["valid"] == ["id", "citation"]
+    # the registered legal orders, not a list written once
+    assert "Poland" in out["instructions"] and "Austria" in out["instructions"] and "France" in out["instructions"]
     for name in ("bad_id", "bad_k", "bad_corpus"):
         result = out[name]
         assert result.is_error, name

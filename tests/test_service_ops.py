@@ -311,3 +311,35 @@ def test_bad_serve_options_are_refused_before_loading(tmp_path):
     assert "loading" not in result.output
     result = CliRunner().invoke(cli, ["serve", "demo", "--workers", "0"])
     assert result.exit_code == 2 and "--workers" in result.output
+
+
+def test_port_0_serves_on_the_port_the_system_chose_and_says_which(tmp_path):
+    """``--port 0``: the address printed is the one listening (was ``:0``); the same port taken
+    again is one line naming it, exit 2, one worker or several."""
+    import re
+    import subprocess
+    import sys
+
+    from test_service import REPO
+
+    env = {**os.environ, "LEXIR_CACHE": str(tmp_path), "PYTHONPATH": str(REPO / "src")}
+    cmd = [sys.executable, "-m", "lexir.cli.main", "serve", "demo", "--system", "bm25", "--no-request-log"]
+    log = tmp_path / "serve.log"
+    proc = subprocess.Popen([*cmd, "--port", "0"], env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    try:
+        deadline, url = time.time() + 120, None
+        while url is None and time.time() < deadline and proc.poll() is None:
+            found = re.search(r"on (http://127\.0\.0\.1:(\d+)/)", log.read_text())
+            url = found.group(1) if found else time.sleep(0.2)
+        assert url is not None, log.read_text()
+        assert int(found.group(2)) > 0
+        assert httpx.get(url + "healthz", timeout=10).json()["corpora"] == ["demo"]
+        for workers in ("1", "2"):
+            taken = subprocess.run([*cmd, "--port", found.group(2), "--workers", workers], env=env,
+                                   capture_output=True, text=True, timeout=120)
+            assert taken.returncode == 2, taken.stderr
+            assert f"cannot listen on 127.0.0.1:{found.group(2)}: Address already in use" in taken.stderr
+            assert "Traceback" not in taken.stderr
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -164,12 +164,25 @@ def serve(
     # (answered by the app, errors in its JSON shape) instead of the WebSocket library's plain 403.
     options = dict(log_level="warning", http=JSONErrorH11Protocol, ws="none",
                    limit_concurrency=max(64, 4 * max_in_flight), h11_max_incomplete_event_size=64 * 1024)
+    from lexir.service.workers import Supervisor, bind, warm
+
+    def listen():
+        try:
+            sock = bind(host, port)
+        except OSError as exc:
+            raise CLIError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        shown = f"[{host}]" if ":" in host else host
+        return sock, f"http://{shown}:{sock.getsockname()[1]}/"  # the port the system chose for --port 0
+
     if workers == 1:
-        err.print(f"lexir serving {', '.join(state.corpora)} on http://{host}:{port}/", highlight=False)
-        uvicorn.run(app_, host=host, port=port, **options)
+        sock, url = listen()
+        err.print(f"lexir serving {', '.join(state.corpora)} on {url}", highlight=False)
+        try:
+            uvicorn.Server(uvicorn.Config(app_, **options)).run(sockets=[sock])
+        finally:
+            sock.close()
         return
     from lexir.service import observe
-    from lexir.service.workers import Supervisor, bind, warm
 
     if any(loaded.preparing for loaded in state.corpora.values()):
         err.print("the workers start once the systems built in the background are ready (a thread does not "
@@ -178,16 +191,13 @@ def serve(
         warm(state)  # the systems the first warm-up skipped: made once, shared by the workers
         state.settle()
 
-    try:
-        sock = bind(host, port)
-    except OSError as exc:
-        raise CLIError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock, url = listen()
 
     def run_worker(listening) -> None:
         uvicorn.Server(uvicorn.Config(app_, **options)).run(sockets=[listening])
 
     observe.WORKERS.set(workers)
-    err.print(f"lexir serving {', '.join(state.corpora)} on http://{host}:{port}/ with {workers} workers",
+    err.print(f"lexir serving {', '.join(state.corpora)} on {url} with {workers} workers",
               highlight=False)
     supervisor = Supervisor(workers, sock, run_worker, notify=lambda m: err.print(m, highlight=False),
                             on_death=observe.mark_dead, on_restart=observe.RESTARTS.inc)

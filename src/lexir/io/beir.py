@@ -12,8 +12,17 @@ from lexir.types import Document, Qrels, Query
 
 
 def read_corpus_jsonl(path: str | Path) -> list[Document]:
-    """A JSONL corpus: ``_id`` (or ``id``), ``text`` (or ``contents``), optional ``title``."""
-    return list(iter_corpus_jsonl(path))
+    """A JSONL corpus: ``_id`` (or ``id``), ``text`` (or ``contents``), optional ``title``; an id
+    given twice is an error naming both lines."""
+    docs = list(iter_corpus_jsonl(path))
+    first: dict[str, int] = {}
+    for i, doc in enumerate(docs):
+        seen = first.setdefault(doc.id, i)
+        if seen != i:
+            lines = [lineno for lineno, _ in read_jsonl(path)]  # each document's line, read again only here
+            raise FormatError(path, lines[i], f"document id {doc.id!r} given twice (first on line {lines[seen]})",
+                              field="_id")
+    return docs
 
 
 def iter_corpus_jsonl(path: str | Path) -> Iterator[Document]:

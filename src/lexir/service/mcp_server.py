@@ -19,7 +19,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 
-from lexir.jurisdiction import codes
+from lexir.jurisdiction import codes, jurisdictions
 from lexir.service import core, history
 from lexir.service.state import ServiceError, ServiceState
 
@@ -69,8 +69,9 @@ def _call(fn, *args, **kwargs):
 def create_mcp(state: ServiceState) -> MCPServer:
     server = MCPServer(
         "lexir",
-        instructions="Find the statutory provisions governing a legal question (German, Polish, Greek law), "
-                     "read them in their act, resolve citations in text and check quotes against the law.",
+        instructions="Find the statutory provisions governing a legal question (the law of "
+                     f"{', '.join(j.name for j in jurisdictions())}), read them in their act, resolve "
+                     "citations in text and check quotes against the law.",
         log_level="WARNING",
     )
 
@@ -108,14 +109,22 @@ def create_mcp(state: ServiceState) -> MCPServer:
 
     @server.tool()
     @_refusing
-    def get_provision(id: str, corpus: str | None = None, context: str = "", cursor: str | None = None,
-                      as_of: str | None = None) -> dict:
-        """A provision by id (e.g. kk::148, BGB::823/abs:1): its citation, place in the act, text, what it
-        cites and what cites it. context: comma-separated parent, children, siblings, toc. The text
-        comes in pages: pass next_cursor back as cursor for the rest. Lists longer than 50 (the toc of a
-        large act) show the 50 around this provision, with <list>_total and <list>_from. as_of
+    def get_provision(id: str = "", corpus: str | None = None, context: str = "", cursor: str | None = None,
+                      as_of: str | None = None, citation: str = "") -> dict:
+        """A provision by id (e.g. kk::148, BGB::823/abs:1) or by citation as the law writes it (e.g.
+        art. 148 § 1 k.k., § 823 Abs. 1 BGB; give one of the two): its citation, place in the act, text,
+        what it cites and what cites it. context: comma-separated parent, children, siblings, toc. The
+        text comes in pages: pass next_cursor back as cursor for the rest. Lists longer than 50 (the toc
+        of a large act) show the 50 around this provision, with <list>_total and <list>_from. as_of
         (YYYY-MM-DD, a corpus with a history only): the provision as it stood on that date."""
         wanted = [c.strip() for c in context.split(",") if c.strip()]
+        if bool(id.strip()) == bool(citation.strip()):
+            raise _fail("give id or citation (one of the two)", valid=["id", "citation"])
+        if citation.strip():
+            if len(citation) > core.MAX_ID_CHARS:
+                raise _fail(f"a citation is at most {core.MAX_ID_CHARS} characters")
+            loaded, id = _call(core.resolve_target, state, citation, corpus, is_citation=True)
+            corpus = loaded.name
         found = _call(core.provision, state, corpus_or_default(corpus), id, wanted, as_of or None)
         try:
             start = int(cursor or 0)

@@ -89,3 +89,14 @@ def test_spaces_are_read_as_spaces_and_reported_as_written_and_annotate_marks_th
     (c,) = pipeline.find(TOY, text)
     assert (c.text, c.id) == (text, "foo::5")
     assert annotate(text, [c]) == f'<cite data-id="foo::5" data-unit="foo::5">{text}</cite>'
+
+
+def test_annotate_marks_the_given_words_inside_and_outside_citations_and_escapes_the_rest():
+    text = "Kara <wg> s. 5 FA & kara"
+    (c,) = pipeline.find(TOY, text)
+    words = [(0, 4), (15, 17), (20, 24)]  # "Kara", "FA" (inside the citation), "kara"
+    assert annotate(text, [c], marks=words) == (
+        '<mark>Kara</mark> &lt;wg&gt; <cite data-id="foo::5" data-unit="foo::5">s. 5 <mark>FA</mark></cite> &amp; '
+        '<mark>kara</mark>')
+    assert annotate(text, [], marks=[(1, 3)]) == "K<mark>ar</mark>a &lt;wg&gt; s. 5 FA &amp; kara"
+    assert annotate(text, [c]) == annotate(text, [c], marks=[])  # nothing given, nothing marked

@@ -202,6 +202,19 @@ def test_provision_in_context(client):
     assert cites is not None
 
 
+def test_a_provision_page_marks_the_words_of_its_question(client):
+    """Reached from a search (``?q=``), the text marks the words the question matched, as the
+    snippet does; the question itself is escaped; without one nothing is marked."""
+    import re
+
+    body = client.get("/p/pl-codes/kk::148", params={"q": "Kto zabija człowieka <b>"}).text
+    text = body.split('<div class="text">', 1)[1].split("</div>", 1)[0]
+    assert {m.casefold() for m in re.findall(r"<mark>(.*?)</mark>", text)} >= {"zabija", "człowieka"}
+    assert "<b>" not in body
+    plain = client.get("/p/pl-codes/kk::148").text
+    assert "<mark>" not in plain.split('<div class="text">', 1)[1].split("</div>", 1)[0]
+
+
 def test_cite(client):
     r = client.post("/v1/cite", json={"text": "Zgodnie z art. 415 k.c. oraz art. 148 § 1 k.k. i art. 1 k.x.",
                                       "language": "pl"})

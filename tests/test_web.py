@@ -80,6 +80,9 @@ def test_search_read_follow_mark_export(site, browser, tmp_path):
     assert page.locator("a[rel=prev]").inner_text() == "← art. 147 k.k."
     assert page.locator("a[rel=next]").inner_text() == "art. 148a k.k. →"
     assert "Kto zabija człowieka" in page.inner_text(".text")
+    # the question's words marked in the text, as the snippet marked them
+    marked = {m.casefold() for m in page.locator(".text mark").all_inner_texts()}
+    assert {"zabija", "człowieka"} <= marked and "podlega" in marked
     page.click("button.copy")
     sync_api.expect(page.locator("button.copy")).to_have_text("Copied")
     shot(page, tmp_path, "page-provision")

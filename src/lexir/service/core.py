@@ -16,7 +16,7 @@ from lexir.jurisdiction import code_of
 from lexir.retrieval.base import explains
 from lexir.service.hits import verify_quote
 from lexir.service.state import LoadedCorpus, NotFound, Seen, ServiceError, ServiceState
-from lexir.structure.hits import breadcrumbs, citation, format_hits, hit_analyzer
+from lexir.structure.hits import breadcrumbs, citation, format_hits, hit_analyzer, matched_words, query_terms
 from lexir.types import Query, ranked
 
 # The longest id (or written citation) a request may name: the longest real id is far shorter; a
@@ -317,22 +317,30 @@ def page_link(loaded: LoadedCorpus, unit_id: str) -> str | None:
     return f"/p/{quote(loaded.name, safe='')}/{quote(uid, safe=':/@')}" if uid else None
 
 
-def annotated_text(state: ServiceState, corpus: str, unit_id: str, text: str) -> str:
+def annotated_text(state: ServiceState, corpus: str, unit_id: str, text: str, query: str = "") -> str:
     """A provision's text as HTML with the citations in it marked (its legal order's finder, the
     provision's own act for references naming none where the order reads them so), each linked to
-    the cited unit's page in ``corpus`` where it is there: what the page shows."""
+    the cited unit's page in ``corpus`` where it is there, and the words ``query`` matches in
+    ``<mark>`` as a search's snippet marks them (the default system's analyzer): what the page shows."""
 
     from lexir.citations.annotate import annotate
     from lexir.jurisdiction import find_jurisdiction
 
     loaded = state.get(corpus)
+    marks: list[tuple[int, int]] = []
+    if query:
+        try:
+            analyze = hit_analyzer(state.retriever(loaded, None, {}), loaded.language)
+        except ServiceError:  # the default system still building: the language's own analyzer
+            analyze = hit_analyzer(None, loaded.language)
+        marks = matched_words(text, query_terms(query, analyze), analyze)
     order = find_jurisdiction(loaded.jurisdiction or None)
     if order is None or order.find_citations is None:
-        return annotate(text, [])
+        return annotate(text, [], marks=marks)
     act = unit_id.split("::", 1)[0]
     found = order.find_citations(text, default_act=act if order.graph_default_act else None)
 
-    return annotate(text, found, lambda c: page_link(loaded, c.unit_id) if c.unit_id else None)
+    return annotate(text, found, lambda c: page_link(loaded, c.unit_id) if c.unit_id else None, marks=marks)
 
 
 def resolve_target(state: ServiceState, id_or_citation: str, corpus: str | None,

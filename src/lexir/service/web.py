@@ -126,7 +126,7 @@ def provision_page(request: Request, corpus: str, unit_id: str, q: str = ""):
             return page(request, "search.html", exc.status, corpus=corpus if corpus in state.corpora else None,
                         results=None, error=exc.message)
     qs = f"?q={quote(q)}" if q else ""
-    found["annotated"] = core.annotated_text(state, corpus, found["id"], found["text"])
+    found["annotated"] = core.annotated_text(state, corpus, found["id"], found["text"], q)
     return page(request, "provision.html", corpus=corpus, p=found, q=q, qs=qs,
                 marks=_store(request).marks_for(corpus, q, judge_of(request)) if q else {})
 

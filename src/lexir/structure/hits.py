@@ -157,8 +157,7 @@ def format_hits(view: Units, results: Sequence[tuple[str, float]], query: str,
                 explain: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """The hits of one query's ``results`` (best first); ``analyze`` decides which words of a text
     match the query (:func:`hit_analyzer`); ``explain``: a fused system's parts per document."""
-    query_side = getattr(analyze, "for_queries", None)  # an Analyzer reads questions with its query side
-    terms = frozenset((query_side() if query_side is not None else analyze)(query))
+    terms = query_terms(query, analyze)
     found = [_fields(view, doc_id) for doc_id, _ in results]
     hits = []
     for rank, ((doc_id, score), fields, cut) in enumerate(
@@ -238,6 +237,26 @@ def snippets(texts: Sequence[str], terms: Iterable[str], analyze: Callable[[str]
         at += 3 + 2 * n_marks
         out.append(_cut(collapsed, plain, start, end, found[at - 2 * n_marks:at]))
     return out
+
+
+def matched_words(text: str, terms: Iterable[str], analyze: Callable[[str], list[str]]) -> list[tuple[int, int]]:
+    r"""The (start, end) of each word (``\w+``) of ``text`` one of whose index terms is in ``terms``,
+    as a snippet marks them, over the whole text (the page of a provision)."""
+    wanted, seen, out = frozenset(terms), {}, []
+    for m in _WORD.finditer(text):
+        word = m.group()
+        hit = seen.get(word)
+        if hit is None:
+            hit = seen[word] = not wanted.isdisjoint(analyze(word))
+        if hit:
+            out.append(m.span())
+    return out
+
+
+def query_terms(query: str, analyze: Callable[[str], list[str]]) -> frozenset[str]:
+    """The terms of ``query`` that a hit's words are matched against (an analyzer's query side)."""
+    query_side = getattr(analyze, "for_queries", None)  # an Analyzer reads questions with its query side
+    return frozenset((query_side() if query_side is not None else analyze)(query))
 
 
 def _cut(text: str, plain: bool, start: int, end: int, marks: list[int]) -> str:

@@ -215,6 +215,18 @@ def test_a_provision_page_marks_the_words_of_its_question(client):
     assert "<mark>" not in plain.split('<div class="text">', 1)[1].split("</div>", 1)[0]
 
 
+def test_an_unknown_provision_page_links_the_close_ids(client):
+    import re
+
+    r = client.get("/p/pl-codes/kk::1488")
+    assert r.status_code == 404 and "no provision" in r.text
+    links = re.findall(r'<a href="(/p/pl-codes/[^"]+)">([^<]+)</a>', r.text.split('class="suggestions"', 1)[1])
+    assert ("/p/pl-codes/kk%3A%3A148", "art. 148 k.k.") in links
+    for href, _ in links:
+        assert client.get(href).status_code == 200
+    assert 'class="suggestions"' not in client.get("/p/nope/kk::1488").text  # no corpus, nothing to link
+
+
 def test_cite(client):
     r = client.post("/v1/cite", json={"text": "Zgodnie z art. 415 k.c. oraz art. 148 § 1 k.k. i art. 1 k.x.",
                                       "language": "pl"})

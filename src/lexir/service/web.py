@@ -117,8 +117,12 @@ def provision_page(request: Request, corpus: str, unit_id: str, q: str = ""):
     try:
         found = core.provision(state, corpus, unit_id, ["children", "toc"])
     except ServiceError as exc:
-        return page(request, "search.html", exc.status, corpus=corpus if corpus in state.corpora else None,
-                    results=None, error=exc.message)
+        served = corpus in state.corpora
+        # an unknown id of a known act: its close ids as links, not only named in the message
+        close = [{"id": v, "citation": core.citation(state.corpora[corpus], v)} for v in exc.valid or ()
+                 if served and exc.field == "id" and "::" in v and v in state.corpora[corpus].units]
+        return page(request, "search.html", exc.status, corpus=corpus if served else None,
+                    results=None, error=exc.message, suggestions=close)
     if q:  # checked as a search checks it: every link here would carry it
         try:
             core.check_query(state, q, "q")

@@ -247,6 +247,21 @@ def test_json_nested_thousands_deep_is_bad_json_on_every_post_route(client, path
     assert client.get("/healthz").status_code == 200
 
 
+@pytest.mark.parametrize(("path", "body", "field", "valid"), [
+    ("/v1/demo/search", {"queries": [{"text": "kara"}], "top_k": 3}, "top_k", "k"),
+    ("/v1/demo/search", {"queries": [{"text": "kara", "qid": "a"}]}, "queries.0.qid", "id"),
+    ("/v1/cite", {"text": "art. 148 k.k.", "lang": "pl"}, "lang", "jurisdiction"),
+    ("/v1/verify", {"quote": "zabija", "id": "kk::148", "treshold": 0.5}, "treshold", "threshold"),
+    ("/judgements", {"corpus": "demo", "query": "kara", "id": "kk::148", "grade": 1, "judge": "x"}, "judge", "grade"),
+    ("/v1/demo/validity", {"ids": ["kk::148"], "asof": "2020-01-01"}, "asof", "as_of"),
+])
+def test_an_unknown_body_field_is_refused_by_name_with_the_valid_ones(client, path, body, field, valid):
+    """A misspelt field (``top_k`` for ``k``) is refused, not silently ignored (a search at the
+    default k would look like an answer)."""
+    error = error_of(post(client, body, path), 422)
+    assert error["field"] == field and "unknown field" in error["message"] and valid in error["valid"]
+
+
 def test_verify_refuses_an_id_or_citation_longer_than_any_and_echoes_none_of_it(client):
     for field in ("id", "citation"):
         r = client.post("/v1/verify", json={"quote": "zabija człowieka", field: "kk::148" + "x" * 900_000})

@@ -187,7 +187,30 @@ async def validation_error(_request: Request, exc: RequestValidationError) -> JS
                      field=field)
     first = errors[0] if errors else {}
     where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+    if first.get("type") == "extra_forbidden":  # a misspelt field (top_k for k) would otherwise be ignored
+        valid = _body_fields(_request, first.get("loc", ())[:-1])
+        return error(422, "invalid", f"{where}: unknown field" + (f"; valid: {', '.join(valid)}" if valid else ""),
+                     field=where, **({"valid": valid} if valid else {}))
     return error(422, "invalid", f"{where or 'request'}: {first.get('msg', 'invalid')}", field=where or None)
+
+
+def _body_fields(request: Request, loc: tuple) -> list[str]:
+    """The field names of the body model at ``loc`` (``("body", "queries", 0)``: a query's)."""
+    import typing
+
+    from pydantic import BaseModel
+
+    route = request.scope.get("route")
+    model = getattr(getattr(getattr(route, "body_field", None), "field_info", None), "annotation", None)
+    for step in loc[1:]:
+        if isinstance(step, int):
+            args = [a for a in typing.get_args(model) if isinstance(a, type)]
+            model = args[0] if args else None
+        elif isinstance(model, type) and issubclass(model, BaseModel) and step in model.model_fields:
+            model = model.model_fields[step].annotation
+        else:
+            return []
+    return list(model.model_fields) if isinstance(model, type) and issubclass(model, BaseModel) else []
 
 
 def too_large(request: Request) -> JSONResponse:

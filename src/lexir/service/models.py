@@ -41,7 +41,7 @@ def _lone_surrogate(value: Any, where: tuple) -> tuple | None:
 class Body(BaseModel):
     """A JSON request body: strict types, and every string valid Unicode."""
 
-    model_config = ConfigDict(strict=True)
+    model_config = ConfigDict(strict=True, extra="forbid")
 
     @model_validator(mode="before")
     @classmethod

@@ -40,7 +40,8 @@ async def diff_route(corpus: str, unit_id: str, request: Request) -> JSONRespons
 @router.post("/v1/{corpus}/validity", openapi_extra={"requestBody": {"required": True, "content": {
     "application/json": {"schema": {"type": "object", "required": ["ids"], "properties": {
         "ids": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_IDS},
-        "as_of": {"type": "string", "description": "YYYY-MM-DD (default: the latest version)"}}}}}}})
+        "as_of": {"type": "string", "description": "YYYY-MM-DD (default: the latest version)"}},
+        "additionalProperties": False}}}}})
 async def validity_route(corpus: str, request: Request) -> JSONResponse:
     try:
         body = await request.json()
@@ -51,4 +52,10 @@ async def validity_route(corpus: str, request: Request) -> JSONResponse:
         raise error from None
     if not isinstance(body, dict) or "ids" not in body:
         raise ServiceError('the body is a JSON object {"ids": [...], "as_of": "YYYY-MM-DD"}', field="ids")
+    unknown = sorted(set(body) - {"ids", "as_of"})
+    if unknown:  # as the typed bodies (422 invalid): a misspelt field would otherwise be ignored
+        error = ServiceError(f"{unknown[0]}: unknown field; valid: ids, as_of", valid=["ids", "as_of"],
+                             field=unknown[0])
+        error.status, error.code = 422, "invalid"
+        raise error
     return json_response(await run_in_threadpool(validity, state_of(request), corpus, body["ids"], body.get("as_of")))

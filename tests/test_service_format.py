@@ -229,3 +229,16 @@ def test_kept_hit_fields_are_bounded_and_shared_unchanged(monkeypatch):
     again = hits.format_hits(view, [(ids[-1], 2.0)], "kara pozbawienia", analyze)[0]
     assert first["path"] is again["path"] and first["path"] == hits.breadcrumbs(view, ids[-1])
     assert again["rank"] == 1 and again["score"] == 2.0
+
+
+def test_a_document_of_a_corpus_without_acts_has_one_crumb_its_title_not_an_invented_article():
+    """A JSONL corpus's ``doc1`` was shown as act ``doc1`` > ``art. doc1 Umowa najmu``."""
+    from lexir.structure.hits import UnitIndex, breadcrumbs
+    from lexir.types import Corpus, Document
+
+    view = UnitIndex(Corpus("j", [Document("doc1", "Najemca płaci czynsz.", "Umowa najmu"),
+                                  Document("doc2", "Wynajmujący wypowiada."), Document("kk::1", "Kara.")],
+                            language="pl"))
+    assert breadcrumbs(view, "doc1") == [{"id": "doc1", "level": "document", "label": "Umowa najmu"}]
+    assert breadcrumbs(view, "doc2") == [{"id": "doc2", "level": "document", "label": "doc2"}]
+    assert [c["level"] for c in breadcrumbs(view, "kk::1")] == ["act", "article"]  # an id with an act keeps it

@@ -131,6 +131,8 @@ def breadcrumbs(view: Units, unit_id: str) -> list[dict[str, str]]:
     unit = view.units.get(unit_id)
     if unit is None:
         return []
+    if "::" not in unit_id:  # a document of a corpus without acts (a JSONL file): no act, no article number
+        return [{"id": unit_id, "level": "document", "label": unit.provision.title or unit_id}]
     chain = [view.units[uid].provision for uid in [*ancestors(view.units, unit_id), unit_id]]
     return breadcrumb_trail(unit.act, unit_id, chain, view.jurisdiction)
 

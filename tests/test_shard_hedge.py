@@ -102,18 +102,36 @@ def test_a_call_whose_replica_dies_is_resent_at_once_not_hedged():
 
 
 def test_when_the_first_call_dies_after_the_hedge_the_hedge_answers():
-    replicas = Replicas({"error": Died("gone"), "after": 0.15}, {"value": "hedge", "after": 0.3})
+    replicas = Replicas({"error": Died("gone"), "after": 0.15}, {"value": "hedge", "after": 0.3},
+                        {"value": "second hedge", "after": 0.5})
     answer, _, events = shard(replicas, hedge_after_s=0.1)
     assert answer.value == "hedge" and events == {"hedges": ["hedge"], "retries": 0}
+    assert replicas.calls[2].cancelled  # the second hedge (sent at 0.2 s) is given up
+
+
+def test_a_hedge_sent_to_the_stalled_replica_itself_is_followed_by_a_second():
+    """A replica that stalls after accepting the first call owes no answer yet, so Serve may send
+    the hedge to it as well; the second hedge, a hedge's wait later, goes to another (the stalled
+    one then owes the first hedge and is passed over). One hedge alone waits out the stall."""
+    stalled = {"value": "stalled", "after": 1.5}
+    replicas = Replicas(stalled, stalled, {"value": "other replica", "after": 0.02})
+    answer, took, events = shard(replicas, hedge_after_s=0.2, timeout_s=5.0)
+    assert answer.value == "other replica" and 0.4 <= took < 1.0
+    assert events == {"hedges": ["hedge"], "retries": 0} and len(replicas.calls) == 3
+    assert replicas.calls[0].cancelled and replicas.calls[1].cancelled
+    one = Replicas(stalled, stalled, {"value": "other replica", "after": 0.02})
+    answer, took, _ = shard(one, hedge_after_s=0.2, timeout_s=5.0, hedges=1)
+    assert answer.value == "stalled" and took >= 1.5 and len(one.calls) == 2
 
 
 def test_both_calls_lost_are_sent_again_then_fail_with_what_failed_says():
     stalled = {"after": None}
-    replicas = Replicas(stalled, stalled, stalled, stalled)
+    replicas = Replicas(*[stalled] * 6)
     with pytest.raises(RuntimeError, match="shard 1 gave up after 2 attempt"):
         shard(replicas, hedge_after_s=0.05, timeout_s=0.2, retries=1,
               failed=lambda attempts, exc: RuntimeError(f"shard 1 gave up after {attempts + 1} attempt(s): {exc}"))
-    assert len(replicas.calls) == 4 and all(c.cancelled for c in replicas.calls)
+    # each attempt: the call and its two hedges, all given up
+    assert len(replicas.calls) == 6 and all(c.cancelled for c in replicas.calls)
 
 
 def test_an_error_that_is_not_a_lost_replica_is_raised_at_once():

@@ -549,7 +549,7 @@ def await_shard(send: Callable[[], Any], *, first: Any = None, timeout_s: float,
                 on_retry: Callable[[], None] = lambda: None,
                 on_hedge: Callable[[str], None] = lambda won: None,
                 failed: Callable[[int, BaseException], BaseException] | None = None,
-                poll_s: float = 0.01) -> ShardAnswer:
+                poll_s: float = 0.01, hedges: int = 2) -> ShardAnswer:
     """The answer to one shard call, sent by ``send()`` (a Serve response: ``result(timeout_s=)``,
     ``cancel()``; ``first``: the first one, already sent).
 
@@ -558,30 +558,35 @@ def await_shard(send: Callable[[], Any], *, first: Any = None, timeout_s: float,
     (up to 1 s), ``retries`` times at most; then ``failed(attempts, exc)`` is raised.
     *Hedged when slow* ("The Tail at Scale", Dean and Barroso, 2013): a call not answered after
     ``hedge_after_s`` is sent once more, without giving up on the first; whichever answers first
-    is taken and the other cancelled (best effort). Serve sends the second call to another replica:
-    one that owes an answer for a second is passed over (:mod:`lexir.ray_routing`), and its
-    queue-length probe goes unanswered. So a replica that stalls (a pause, swapping, SIGSTOP) costs
-    a call ``hedge_after_s`` instead of ``timeout_s``. ``on_hedge(won)``: ``"first"``, ``"hedge"``,
-    or ``"neither"`` (both lost: resent as above). ``None``: never hedged."""
+    is taken and the others cancelled (best effort). Serve sends the second call to another replica
+    where it can tell: one that owes an answer for a second is passed over (:mod:`lexir.ray_routing`),
+    and its queue-length probe goes unanswered. A replica that stalled *after* accepting the first
+    call owes nothing yet, so the hedge may go to it too; it then owes that one, is passed over a
+    second later, and the next hedge (``hedges`` in all, each ``hedge_after_s`` after the last)
+    goes elsewhere. So a replica that stalls (a pause, swapping, SIGSTOP) costs a call one or two
+    ``hedge_after_s`` instead of ``timeout_s``. ``on_hedge(won)``: ``"first"``, ``"hedge"`` (any of
+    them), or ``"neither"`` (all lost: resent as above). ``hedge_after_s=None``: never hedged."""
     attempt = 0
+    max_hedges = hedges if hedge_after_s is not None else 0
     while True:
         sent = time.monotonic()
         original = first if first is not None else send()
-        pending, hedge, error, first = [original], None, None, None
+        pending, sent_hedges, error, first = [original], 0, None, None
         deadline = sent + timeout_s
         while pending:
             now = time.monotonic()
             if now >= deadline:
                 error = TimeoutError(f"no answer within {timeout_s:g} s")
                 break
-            if hedge is None and hedge_after_s is not None and now >= sent + hedge_after_s:
-                hedge = send()
-                pending.append(hedge)
+            next_hedge = sent + hedge_after_s * (sent_hedges + 1) if sent_hedges < max_hedges else None
+            if next_hedge is not None and now >= next_hedge:
+                pending.append(send())
+                sent_hedges += 1
                 continue
             if len(pending) > 1:
-                wait = poll_s  # two calls: look at each in turn
-            elif hedge is None and hedge_after_s is not None:
-                wait = min(deadline, sent + hedge_after_s) - now
+                wait = poll_s  # several calls: look at each in turn
+            elif next_hedge is not None:
+                wait = min(deadline, next_hedge) - now
             else:
                 wait = deadline - now
             for response in list(pending):
@@ -596,13 +601,13 @@ def await_shard(send: Callable[[], Any], *, first: Any = None, timeout_s: float,
                 for other in pending:
                     if other is not response:
                         _cancel(other)
-                if hedge is not None:
-                    on_hedge("hedge" if response is hedge else "first")
+                if sent_hedges:
+                    on_hedge("first" if response is original else "hedge")
                 took = time.monotonic() - sent if response is original and attempt == 0 else None
                 return ShardAnswer(value, took)
         for response in pending:
             _cancel(response)
-        if hedge is not None:
+        if sent_hedges:
             on_hedge("neither")
         if attempt >= retries:
             raise failed(attempt, error) if failed else error

@@ -418,6 +418,61 @@ def test_eval_refuses_an_unknown_format_and_an_empty_measure_list(tmp_path):
     assert json.loads(result.output)["measures"] == ["MRR", "Hit@1"]
 
 
+def test_eval_writes_markdown_and_latex_exactly_and_names_what_it_cannot_score(tmp_path):
+    """An audit: the markdown table's rows were wrapped at 200 columns (every row with the default
+    measures), a run named :smile: printed an emoji, two run files named run.trec became one system,
+    a sweep's bm25_k1=0.6.trec was read as NAME=PATH, judged queries missing from a run were scored 0
+    without a word, and --split with --qrels was ignored."""
+    from lexir.evaluation import compare, to_latex, to_markdown
+    from lexir.io import read_qrels
+
+    a, b = _two_runs(tmp_path)
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("q1 0 kk::3 1\nq2 0 kk::4 1\nq3 0 kk::9 1\n", encoding="utf-8")
+    smile = tmp_path / ":smile:.trec"
+    smile.write_text(b.read_text(encoding="utf-8"), encoding="utf-8")
+    gold = read_qrels(qrels)
+    from lexir.io import read_run
+    comparison = compare({"a": read_run(a), ":smile:": read_run(smile)}, gold, "a")
+    for fmt, render in (("markdown", to_markdown), ("latex", to_latex)):
+        result = runner.invoke(app, ["eval", str(a), str(smile), "--qrels", str(qrels), "--format", fmt])
+        assert result.exit_code == 0, result.output
+        assert result.stdout == render(comparison) + "\n"  # the library's string, unwrapped
+        assert max(map(len, result.stdout.splitlines())) > 200
+    assert "2 of 3 judged queries" not in result.stderr and "1 of 3 judged queries have no results" in result.stderr
+    assert "'q3'" in result.stderr
+    # two files of one name: refused, naming both; NAME=PATH tells them apart
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    for folder in ("x", "y"):
+        (tmp_path / folder / "run.trec").write_text(a.read_text(encoding="utf-8"), encoding="utf-8")
+    result = invoke("eval", tmp_path / "x" / "run.trec", tmp_path / "y" / "run.trec", "--qrels", qrels)
+    assert result.exit_code == 2 and "two runs named 'run'" in result.output and "NAME=PATH" in result.output
+    result = invoke("eval", f"x={tmp_path / 'x' / 'run.trec'}", f"y={tmp_path / 'y' / 'run.trec'}", "--qrels", qrels,
+                    "--format", "json")
+    assert result.exit_code == 0 and set(json.loads(result.stdout)["systems"]) == {"x", "y"}
+    # a file whose name has '=' is that file
+    swept = tmp_path / "bm25_k1=0.6.trec"
+    swept.write_text(a.read_text(encoding="utf-8"), encoding="utf-8")
+    result = invoke("eval", swept, "--qrels", qrels, "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert list(json.loads(result.stdout)["systems"]) == ["bm25_k1=0.6"]
+    result = invoke("eval", a, "--qrels", qrels, "--split", "dev")
+    assert result.exit_code == 2 and "--split chooses the queries of a --dataset" in result.output
+
+
+def test_qrels_and_runs_with_a_byte_order_mark_keep_their_first_query(tmp_path):
+    """A BOM made the first qrels id '\\ufeffq1': its query scored 0, the only sign a warning."""
+    from lexir.io import read_qrels, read_run
+
+    qrels, run = tmp_path / "bom.qrels", tmp_path / "bom.trec"
+    qrels.write_bytes("\ufeffq1 0 d1 2\nq2 0 d5 1\n".encode())
+    run.write_bytes("\ufeffq1 Q0 d1 1 2.0 t\nq2 Q0 d2 1 2.0 t\n".encode())
+    assert read_qrels(qrels) == {"q1": {"d1": 2}, "q2": {"d5": 1}} and set(read_run(run)) == {"q1", "q2"}
+    result = invoke("eval", run, "--qrels", qrels, "--measures", "Hit@1", "--format", "json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["systems"]["bom"]["Hit@1"]["mean"] == 0.5
+
+
 def test_a_beir_query_file_with_an_id_given_twice_is_refused_naming_the_line(tmp_path):
     """The second query of an id silently replaced the first."""
     queries = tmp_path / "q.jsonl"

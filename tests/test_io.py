@@ -66,6 +66,14 @@ def test_a_jsonl_corpus_with_an_id_given_twice_names_the_file_and_both_lines(tmp
     assert [d.id for d in read_corpus_jsonl(path)] == ["a", "b"]
 
 
+def test_qrels_judging_a_document_twice_for_a_query_name_both_lines(tmp_path):
+    """The later grade silently won (a run listing a document twice was already refused)."""
+    path = tmp_path / "q.qrels"
+    path.write_text("q1 0 d1 2\nq2 0 d1 1\n\nq1 0 d1 0\n", encoding="utf-8")
+    with pytest.raises(FormatError, match=r"q.qrels:4: document 'd1' judged twice for query 'q1' \(first on line 1\)"):
+        read_qrels(path)
+
+
 def test_qrels_roundtrip(tmp_path):
     qrels = {"a": {"kk::1": 1, "kk::2": 2}}
     write_qrels(qrels, tmp_path / "q.txt")

@@ -477,35 +477,48 @@ def evaluate_cmd(
     except ValueError as exc:
         raise CLIError(f"--measures {measures!r}: {exc}") from None
     check_output(per_query, "--per-query")
+    if qrels and split:
+        raise CLIError("--split chooses the queries of a --dataset; with --qrels every judged query counts")
+    named: dict[str, Path] = {}
+    for spec in runs:
+        # NAME=PATH, unless the whole argument is a file (a sweep's bm25_k1=0.6.trec)
+        name, sep, path = str(spec).partition("=")
+        name, path = (name, Path(path)) if sep and not spec.is_file() else (spec.stem, spec)
+        if name in named:
+            raise CLIError(f"two runs named {name!r} ({named[name]} and {path}): name them, NAME=PATH")
+        named[name] = path
     if qrels:
         gold = read_qrels(qrels)
     else:
         from lexir.datasets import open as open_data
 
         gold = open_data(dataset, data_dir=data_dir, want="queries").queries.split(split).qrels
-    loaded = {}
-    for spec in runs:
-        name, sep, path = str(spec).partition("=")
-        path = Path(path) if sep else spec
-        loaded[name if sep else spec.stem] = read_run(path)
+    loaded = {name: read_run(path) for name, path in named.items()}
     base = baseline or next(iter(loaded))
     if base not in loaded:
         raise CLIError(f"baseline {base!r} is not one of the runs: {', '.join(loaded)}")
     comparison = compare(loaded, gold, base, measures=chosen)
+    judged = {q for q, rel in gold.items() if any(g > 0 for g in rel.values())}
     for name, evaluation in comparison.evaluations.items():
+        shown = escape(name)
         if evaluation.ignored_qids:
-            err.print(f"[yellow]{name}: {len(evaluation.ignored_qids)} queries in the run have no gold (ignored)[/]")
+            err.print(f"[yellow]{shown}: {len(evaluation.ignored_qids)} queries in the run have no gold (ignored)[/]")
+        unanswered = judged - set(loaded[name])
+        if unanswered:
+            err.print(f"[yellow]{shown}: {len(unanswered)} of {len(judged)} judged queries have no results in the run "
+                      f"(each scored 0; first: {escape(min(unanswered))!r})[/]")
     if per_query:
         with open(per_query, "w", encoding="utf-8") as out:
             for name, evaluation in comparison.evaluations.items():
                 for row in evaluation.to_rows():
                     out.write(json.dumps({"system": name, **row}) + "\n")
+    # the text formats exactly as written (a console would wrap a long row and read :names: as emoji)
     if fmt == "markdown":
-        console.print(to_markdown(comparison), markup=False, highlight=False)
+        sys.stdout.write(to_markdown(comparison) + "\n")
     elif fmt == "latex":
-        console.print(to_latex(comparison), markup=False, highlight=False)
+        sys.stdout.write(to_latex(comparison) + "\n")
     elif fmt == "json":
-        console.print_json(json.dumps(comparison.to_dict()))
+        sys.stdout.write(json.dumps(comparison.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         console.print(to_rich_table(comparison))
 

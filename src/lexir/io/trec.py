@@ -73,13 +73,23 @@ def write_qrels(qrels: Qrels, path: str | Path) -> None:
 
 
 def read_qrels(path: str | Path) -> Qrels:
+    """TREC qrels: ``query-id iteration doc-id grade`` a line. A grade that is not an integer
+    (``1.0`` included: trec_eval would read it as 1) or a document judged twice for one query (which
+    grade holds?) is an error naming the file and line."""
     qrels: Qrels = {}
+    seen: dict[tuple[str, str], int] = {}
     for lineno, cells in _rows(path, 4):
         qid, _iter, doc_id, grade = cells
+        qid, doc_id = _decode(qid), _decode(doc_id)
         try:
-            qrels.setdefault(_decode(qid), {})[_decode(doc_id)] = int(grade)
+            value = int(grade)
         except ValueError:
             raise FormatError(path, lineno, f"relevance grade {grade!r} is not an integer") from None
+        first = seen.setdefault((qid, doc_id), lineno)
+        if first != lineno:
+            raise FormatError(path, lineno, f"document {doc_id!r} judged twice for query {qid!r} "
+                                            f"(first on line {first})")
+        qrels.setdefault(qid, {})[doc_id] = value
     return qrels
 
 
@@ -127,7 +137,8 @@ def _decode(value: str) -> str:
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        # utf-8-sig: a byte-order mark (Windows editors write one) is not part of the first query id
+        return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise FormatError(path, None, "file not found") from None
     except UnicodeDecodeError as err:

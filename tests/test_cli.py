@@ -461,6 +461,20 @@ def test_eval_writes_markdown_and_latex_exactly_and_names_what_it_cannot_score(t
     assert result.exit_code == 2 and "--split chooses the queries of a --dataset" in result.output
 
 
+def test_a_run_is_tagged_with_its_parameters_and_qrels_out_without_gold_is_refused(tmp_path):
+    result = invoke("run", "demo", "--system", "bm25", "-p", "k1=0.6", "-p", "mode=stem", "--split", "test",
+                    "-k", "2", "--output", tmp_path / "r.trec")
+    assert result.exit_code == 0, result.output
+    tags = {line.split()[5] for line in (tmp_path / "r.trec").read_text(encoding="utf-8").splitlines()}
+    assert tags == {"bm25(k1=0.6,mode=stem)"}
+    topics = tmp_path / "t.tsv"
+    topics.write_text("t1\tKto zabija człowieka\n", encoding="utf-8")
+    result = invoke("run", "demo", "--system", "bm25", "--queries", topics, "--queries-format", "trec",
+                    "--output", tmp_path / "t.trec", "--qrels-out", tmp_path / "t.qrels")
+    assert result.exit_code == 2 and "carry no gold" in result.output, result.output
+    assert not (tmp_path / "t.trec").exists() and not (tmp_path / "t.qrels").exists()
+
+
 def test_qrels_and_runs_with_a_byte_order_mark_keep_their_first_query(tmp_path):
     """A BOM made the first qrels id '\\ufeffq1': its query scored 0, the only sign a warning."""
     from lexir.io import read_qrels, read_run

@@ -422,13 +422,18 @@ def run(
                           jurisdiction=jurisdiction)
         corp, qset = bench.corpus, bench.queries
     qset = qset.split(split)
+    if qrels_out and not any(qset.qrels.values()):
+        raise CLIError(f"--qrels-out: the {len(qset)} queries of {qset.name} carry no gold (judgements); "
+                       "nothing to write")
     retriever = _retriever(corp, system, params, index, qrels=qset.qrels)
     system = system or retriever.name  # a saved index knows what it is
     start = time.perf_counter()
     with progress_bar(f"{system} on {qset.name}", len(qset)) as advance:
         results = retrieve(retriever, qset, k, advance)
     elapsed = time.perf_counter() - start
-    write_run(results, output, tag=system, k=k)
+    # the tag says what made the run: bm25(k1=0.6) and bm25(mode=stem) are not both "bm25"
+    tag = (f"{system}({','.join(params)})" if params else system).replace(" ", "")
+    write_run(results, output, tag=tag, k=k)
     accounting = getattr(retriever, "accounting", None)
     if accounting is not None:
         err.print(f"LLM: {accounting.summary()}")

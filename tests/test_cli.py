@@ -374,6 +374,26 @@ def test_fuse_checks_each_parameter_and_names_it(tmp_path):
     assert read_run(out) == {q: {"kk::1": 1.0, "kk::2": 0.5, "kk::3": 0.333333, "kk::4": 0.0} for q in ("q1", "q2")}
 
 
+def test_fuse_refuses_a_fused_systems_parameter_without_pointing_to_another_method(tmp_path):
+    """systems (and the question-shape rules long_words, long_weights, first_person) belong to the
+    fusion systems, never to fusion of run files: -p systems=x pointed to --method wrrf, which
+    pointed back to rrf, in a circle. Each method now says file fusion takes no such parameter."""
+    runs, out = _two_runs(tmp_path), tmp_path / "f.trec"
+    for method in ("rrf", "wrrf", "combsum"):
+        for param, why in (("systems=x", "the run files are the systems"),
+                           ("long_words=3", "run files do not hold"), ("long_weights=1,2", "run files do not hold"),
+                           ("first_person=true", "run files do not hold")):
+            result = invoke("fuse", *runs, "--method", method, "-p", param, "-o", out)
+            said = " ".join(result.output.split())
+            key = param.partition("=")[0]
+            assert result.exit_code == 2 and f"fusion of runs takes no parameter '{key}': " in said, said
+            assert why in said and f"valid for {method}: " in said, said
+            assert "--method" not in said and not out.exists(), said
+    # a parameter another method does take still points to it
+    result = invoke("fuse", *runs, "-p", "k0=3", "-o", out)
+    assert result.exit_code == 2 and "(k0 is wrrf's: --method wrrf)" in result.output
+
+
 def test_fusion_below_the_cli_refuses_what_would_divide_by_zero_or_make_nan():
     import lexir
 

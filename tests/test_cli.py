@@ -187,6 +187,27 @@ def test_sweep_reports_a_grid_and_best_pair(data_dir):
     assert "best on pl-exams/tune: k1=" in result.output and "(762 queries)" in result.output
 
 
+def test_sweep_refuses_the_test_split_and_a_parameter_both_fixed_and_swept():
+    """sweep --split test ran without a word though its help says never on test; -p k1=2 beside the
+    k1 grid was overridden by each k1 in silence. Both are refused with one line (exit 2) before the
+    data is loaded; --allow-test sweeps the test split all the same, with a warning."""
+    cases = [
+        (("--split", "test"), "--split test: tune on a dev or tuning split (e.g. --split tune)"),
+        (("-p", "k1=2"), "parameter k1 is both fixed (k1=2) and swept (k1 0.6, 0.9, 1.2, 1.5, 1.8, 2.1)"),
+        (("--b", "0.5", "-p", "b=0.7"), "parameter b is both fixed (b=0.7) and swept (b 0.5)"),
+        (("--allow-test", "--split", "test", "--k1", "1.2", "-p", "k1=2"), "parameter k1 is both fixed"),
+    ]
+    for args, message in cases:
+        result = invoke("sweep", "demo", *args)
+        assert result.exit_code == 2 and message in " ".join(result.output.split()), (args, result.output)
+        assert "Traceback" not in result.output
+    result = invoke("sweep", "demo", "--split", "test", "--allow-test", "--k1", "1.2", "--b", "0.75", "-p", "mode=stem")
+    assert result.exit_code == 0, result.output
+    assert "warning: sweeping the test split" in result.output and "best on demo/test: k1=1.2 b=0.75" in result.output
+    result = invoke("sweep", "demo", "--k1", "1.2", "--b", "0.75")  # the default split, tune: no warning
+    assert result.exit_code == 0 and "best on demo/tune" in result.output and "warning" not in result.output
+
+
 def test_graph_build_and_neighbours(data_dir, tmp_path):
     out = tmp_path / "g"
     result = invoke("graph", "build", "el-statutes", "--data-dir", data_dir, "-o", out, "--export", "jsonl,graphml")

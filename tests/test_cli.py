@@ -187,6 +187,27 @@ def test_sweep_reports_a_grid_and_best_pair(data_dir):
     assert "best on pl-exams/tune: k1=" in result.output and "(762 queries)" in result.output
 
 
+def test_sweep_refuses_the_test_split_and_a_parameter_both_fixed_and_swept():
+    """sweep --split test ran without a word though its help says never on test; -p k1=2 beside the
+    k1 grid was overridden by each k1 in silence. Both are refused with one line (exit 2) before the
+    data is loaded; --allow-test sweeps the test split all the same, with a warning."""
+    cases = [
+        (("--split", "test"), "--split test: tune on a dev or tuning split (e.g. --split tune)"),
+        (("-p", "k1=2"), "parameter k1 is both fixed (k1=2) and swept (k1 0.6, 0.9, 1.2, 1.5, 1.8, 2.1)"),
+        (("--b", "0.5", "-p", "b=0.7"), "parameter b is both fixed (b=0.7) and swept (b 0.5)"),
+        (("--allow-test", "--split", "test", "--k1", "1.2", "-p", "k1=2"), "parameter k1 is both fixed"),
+    ]
+    for args, message in cases:
+        result = invoke("sweep", "demo", *args)
+        assert result.exit_code == 2 and message in " ".join(result.output.split()), (args, result.output)
+        assert "Traceback" not in result.output
+    result = invoke("sweep", "demo", "--split", "test", "--allow-test", "--k1", "1.2", "--b", "0.75", "-p", "mode=stem")
+    assert result.exit_code == 0, result.output
+    assert "warning: sweeping the test split" in result.output and "best on demo/test: k1=1.2 b=0.75" in result.output
+    result = invoke("sweep", "demo", "--k1", "1.2", "--b", "0.75")  # the default split, tune: no warning
+    assert result.exit_code == 0 and "best on demo/tune" in result.output and "warning" not in result.output
+
+
 def test_graph_build_and_neighbours(data_dir, tmp_path):
     out = tmp_path / "g"
     result = invoke("graph", "build", "el-statutes", "--data-dir", data_dir, "-o", out, "--export", "jsonl,graphml")
@@ -372,6 +393,26 @@ def test_fuse_checks_each_parameter_and_names_it(tmp_path):
     assert result.exit_code == 0, result.output
     # weight 0: run b's documents count for nothing (kk::4: 0); k0=0: scores 1/rank
     assert read_run(out) == {q: {"kk::1": 1.0, "kk::2": 0.5, "kk::3": 0.333333, "kk::4": 0.0} for q in ("q1", "q2")}
+
+
+def test_fuse_refuses_a_fused_systems_parameter_without_pointing_to_another_method(tmp_path):
+    """systems (and the question-shape rules long_words, long_weights, first_person) belong to the
+    fusion systems, never to fusion of run files: -p systems=x pointed to --method wrrf, which
+    pointed back to rrf, in a circle. Each method now says file fusion takes no such parameter."""
+    runs, out = _two_runs(tmp_path), tmp_path / "f.trec"
+    for method in ("rrf", "wrrf", "combsum"):
+        for param, why in (("systems=x", "the run files are the systems"),
+                           ("long_words=3", "run files do not hold"), ("long_weights=1,2", "run files do not hold"),
+                           ("first_person=true", "run files do not hold")):
+            result = invoke("fuse", *runs, "--method", method, "-p", param, "-o", out)
+            said = " ".join(result.output.split())
+            key = param.partition("=")[0]
+            assert result.exit_code == 2 and f"fusion of runs takes no parameter '{key}': " in said, said
+            assert why in said and f"valid for {method}: " in said, said
+            assert "--method" not in said and not out.exists(), said
+    # a parameter another method does take still points to it
+    result = invoke("fuse", *runs, "-p", "k0=3", "-o", out)
+    assert result.exit_code == 2 and "(k0 is wrrf's: --method wrrf)" in result.output
 
 
 def test_fusion_below_the_cli_refuses_what_would_divide_by_zero_or_make_nan():

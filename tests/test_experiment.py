@@ -108,6 +108,41 @@ def test_bad_files_name_the_field(tmp_path):
         Experiment.from_file(bad)
 
 
+def test_expected_scores_that_could_never_be_compared_are_refused_when_the_file_is_read(tmp_path):
+    """A recorded score for a measure the experiment does not compute crashed with a KeyError after
+    every run was computed; one under a dataset key the file does not have (a typo) was skipped in
+    silence. Each is refused when the file is read, naming the key, system and measure, and the
+    command exits 2 with one line before any run is made."""
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+
+    base = {"datasets": [{"name": "demo", "split": "test"}], "systems": ["bm25"], "measures": ["nDCG@10"],
+            "output": str(tmp_path / "out")}
+    cases = [
+        ({"demo/test": {"bm25": {"nDCG@10": 0.888, "Hit@3": 0.9}}},
+         "field 'expected': demo/test: bm25: Hit@3 is not among the experiment's measures (nDCG@10)"),
+        ({"demo/tset": {"bm25": {"nDCG@10": 0.888}}},
+         "field 'expected': 'demo/tset' is not one of the experiment's datasets; valid: demo/test"),
+        ({"demo/test": {"bm25-stem": {"nDCG@10": 0.888}}},
+         "field 'expected': demo/test: 'bm25-stem' is not one of the systems (bm25)"),
+        ({"demo/test": {"bm25": {"nDCG@11x": 0.888}}}, "field 'expected': demo/test: bm25: unknown measure"),
+        ({"demo/test": {"bm25": {"nDCG@10": "high"}}},
+         "field 'expected': demo/test: bm25: nDCG@10: expected a number, got 'high'"),
+    ]
+    for expected, message in cases:
+        path = write(tmp_path, {**base, "expected": expected})
+        with pytest.raises(ExperimentError) as caught:
+            Experiment.from_file(path)
+        assert str(caught.value).startswith(f"{path}: ") and message in str(caught.value), str(caught.value)
+        result = CliRunner().invoke(app, ["experiment", str(path)])
+        assert result.exit_code == 2 and message in " ".join(result.output.split()), result.output
+        assert "Traceback" not in result.output and not (tmp_path / "out").exists()  # nothing was run
+    # a measure the experiment computes by default (no measures: given) is accepted
+    default = {k: v for k, v in base.items() if k != "measures"}
+    assert Experiment.from_file(write(tmp_path, {**default, "expected": {"demo/test": {"bm25": {"Hit@10": 0.9}}}}))
+
+
 @pytest.mark.parametrize("path", sorted((REPO / "experiments").glob("*.yaml")), ids=lambda p: p.stem)
 def test_recorded_results_reproduce(path, data_dir, tmp_path):
     """Anserini-style regressions: every score recorded in an experiment file is reproduced.

@@ -21,7 +21,9 @@ An experiment file (YAML)::
 
 Runs are cached in the output folder under a key of system, parameters, corpus and query
 set, so a rerun recomputes only what changed. Expected scores, when recorded, are checked
-and any difference beyond the tolerance is reported as a regression.
+and any difference beyond the tolerance is reported as a regression; a score that could not be
+compared (a dataset key, system or measure the experiment does not have) is refused when the file
+is read.
 """
 
 from __future__ import annotations
@@ -149,6 +151,7 @@ class Experiment:
             tests = tuple(Measure.parse(m) for m in raw.get("tests") or []) or DEFAULT_TESTS
         except ValueError as err:
             fail("measures", str(err))
+        expected = _checked_expected(raw.get("expected"), datasets, names, measures, fail)
         output = Path(raw.get("output") or (path.parent / "results" / path.stem))
         answer = None
         if raw.get("answer") is not None:
@@ -160,10 +163,53 @@ class Experiment:
                 raise ExperimentError(f"{path}: {err}") from None
         return cls(
             name=str(raw.get("name", path.stem)), datasets=datasets, systems=systems, baseline=baseline,
-            measures=measures, tests=tests, expected=raw.get("expected") or {},
+            measures=measures, tests=tests, expected=expected,
             tolerance=float(raw.get("tolerance", 1e-3)), depth=int(raw.get("depth", RUN_DEPTH)), output=output,
             slow=bool(raw.get("slow", False)), answer=answer,
         )
+
+
+def dataset_key(dataset: str, split: str | None) -> str:
+    """The key of a dataset's results and of its ``expected:`` scores: ``pl-exams/test``
+    (``NAME/all`` for a dataset without a split)."""
+    return f"{dataset}/{split or 'all'}"
+
+
+def _checked_expected(raw: Any, datasets: list[tuple[str, str | None]], systems: list[str],
+                      measures: tuple[Measure, ...], fail: Callable[[str, str], Any]) -> dict:
+    """The ``expected:`` section, every score checked when the file is read (before anything runs):
+    its dataset keys are the file's datasets, its systems the file's systems, its measures among
+    those the experiment computes, its scores numbers. A score that could never be compared was
+    silently skipped (an unknown key) or crashed after every run was computed (a measure not
+    computed)."""
+    if not raw:
+        return {}
+    if not isinstance(raw, dict):
+        fail("expected", "expected a mapping DATASET/SPLIT -> system -> measure -> score")
+    keys = [dataset_key(d, s) for d, s in datasets]
+    computed = ", ".join(map(str, measures))
+    for key, by_system in raw.items():
+        if key not in keys:
+            fail("expected", f"{key!r} is not one of the experiment's datasets; valid: {', '.join(keys)} "
+                             "(NAME/SPLIT, or NAME/all for a dataset without a split)")
+        if not isinstance(by_system, dict):
+            fail("expected", f"{key}: expected a mapping system -> measure -> score")
+        for system, scores in by_system.items():
+            if system not in systems:
+                fail("expected", f"{key}: {system!r} is not one of the systems ({', '.join(systems)})")
+            if not isinstance(scores, dict):
+                fail("expected", f"{key}: {system}: expected a mapping measure -> score")
+            for name, value in scores.items():
+                try:
+                    measure = Measure.parse(str(name))
+                except ValueError as err:
+                    fail("expected", f"{key}: {system}: {err}")
+                if measure not in measures:
+                    fail("expected", f"{key}: {system}: {measure} is not among the experiment's measures "
+                                     f"({computed}); add it to measures or drop the score")
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    fail("expected", f"{key}: {system}: {measure}: expected a number, got {value!r}")
+    return raw
 
 
 @dataclass
@@ -229,7 +275,7 @@ def run_experiment(
     for dataset, split in exp.datasets:
         bench = open_data(dataset, data_dir=data_dir, want="queries")
         queries = bench.queries.split(split)
-        key = f"{dataset}/{split or 'all'}"
+        key = dataset_key(dataset, split)
         folder = exp.output / "runs" / key.replace("/", "__")
         corpus_fp = bench.corpus.fingerprint
         query_fp = queryset_fingerprint(queries)
@@ -316,6 +362,9 @@ def check_expected(comparison: Comparison, expected: dict[str, dict[str, float]]
             continue
         for measure_name, value in scores.items():
             measure = Measure.parse(measure_name)
+            if measure not in comparison.estimates[system]:  # read-time checks catch this in a file
+                problems.append(f"{system} {measure}: expected score recorded but the measure was not computed")
+                continue
             got = comparison.estimates[system][measure].mean
             if abs(got - float(value)) > tolerance:
                 problems.append(f"{system} {measure}: {got:.4f}, expected {float(value):.4f} (±{tolerance})")

@@ -26,12 +26,25 @@ class SweepResult:
         return max(self.grid, key=lambda kb: (round(self.grid[kb], 10), -abs(kb[0] - 1.2) - abs(kb[1] - 0.75)))
 
 
+def fixed_params(params: Iterable[str], k1s: Iterable[float], bs: Iterable[float]) -> dict[str, str]:
+    """The fixed BM25 parameters of a sweep (``key=value`` strings), refusing one the grid sweeps:
+    ``k1=2`` beside the k1 values was silently overridden by each of them."""
+    fixed = parse_params(params)
+    for key, values in (("k1", k1s), ("b", bs)):
+        if key in fixed:
+            swept = ", ".join(f"{v:g}" for v in values)
+            raise ValueError(f"parameter {key} is both fixed ({key}={fixed[key]}) and swept ({key} {swept}); give it "
+                             f"one way: to try one value only, sweep that value (--{key} {fixed[key]})")
+    return fixed
+
+
 def sweep_bm25(
     corpus: Corpus, queries: QuerySet, k1s: Iterable[float], bs: Iterable[float], metric: str = "nDCG@10",
     params: Iterable[str] = (), progress: Callable[[int], None] | None = None,
 ) -> SweepResult:
     measure = Measure.parse(metric)
-    settings = get_system("bm25").resolve(parse_params(params))
+    k1s, bs = list(k1s), list(bs)
+    settings = get_system("bm25").resolve(fixed_params(params, k1s, bs))
     analyzer = make_analyzer(corpus, settings["language"], settings["mode"], settings["stopwords"],
                              settings["lemmatizer"])
     method, title_weight, dedupe = settings["method"], settings["title_weight"], settings["dedupe_query"]

@@ -563,21 +563,32 @@ def fuse(
 @guarded
 def sweep(
     dataset: str = typer.Argument(..., help="Registered dataset with queries"),
-    split: str = typer.Option("tune", "--split", help="Tune on this split, never on test"),
+    split: str = typer.Option("tune", "--split", help="Tune on this split, never on test (refused without "
+                              "--allow-test)"),
     k1: str = typer.Option("0.6,0.9,1.2,1.5,1.8,2.1", "--k1"),
     b: str = typer.Option("0.3,0.45,0.6,0.75,0.9", "--b"),
     metric: str = typer.Option("nDCG@10", "--metric"),
-    params: list[str] = Params,
+    params: list[str] = typer.Option([], "--param", "-p", help="A fixed BM25 parameter key=value (repeatable; "
+                                     "not k1 or b, which the grid sweeps)"),
+    allow_test: bool = typer.Option(False, "--allow-test", help="Sweep a split named test all the same (its "
+                                    "scores are then no longer held out)"),
     data_dir: Path = DataDir,
 ):
     """Grid-search BM25 k1 x b on a tuning split and print the grid and the best pair."""
     from lexir.datasets import open as open_data
-    from lexir.tuning import sweep_bm25
+    from lexir.tuning import fixed_params, sweep_bm25
 
-    bench = open_data(dataset, data_dir=data_dir, want="queries")
-    qset = bench.queries.split(split)
+    if split == "test" and not allow_test:
+        raise CLIError("--split test: tune on a dev or tuning split (e.g. --split tune), never on the test split "
+                       "you report; --allow-test to sweep it all the same")
     k1s = [float(x) for x in k1.split(",")]
     bs = [float(x) for x in b.split(",")]
+    fixed_params(params, k1s, bs)  # a parameter both fixed and swept, before the data is loaded
+    if split == "test":
+        err.print("[bold yellow]warning:[/] sweeping the test split (--allow-test): its scores are no longer "
+                  "held out", highlight=False)
+    bench = open_data(dataset, data_dir=data_dir, want="queries")
+    qset = bench.queries.split(split)
     with progress_bar(f"sweep on {qset.name}", len(k1s) * len(bs)) as advance:
         result = sweep_bm25(bench.corpus, qset, k1s, bs, metric, params, progress=advance)
     table = Table(f"k1 \\ b ({metric})", *[f"{x:g}" for x in bs])

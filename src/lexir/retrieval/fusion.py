@@ -133,13 +133,18 @@ def _fused(runs: Sequence[Run], method: str, params: Mapping[str, Any]) -> Run:
 def fusion_params(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """``params`` of the run-level fusion ``method`` typed and checked as its system declares them
     (``lexir systems rrf``: type, range); a parameter it does not take is a ValueError naming the
-    method that does (``k0`` is wrrf's), never ignored. Weights given as a sequence of numbers (the
+    method that does (``k0`` is wrrf's), never ignored; one that no fusion of runs takes (``systems``:
+    the runs are the systems; the question-shape rules: runs hold no question text) says so, never
+    pointing to another method that refuses it too. Weights given as a sequence of numbers (the
     Python API) are left to :func:`fusion_function`, which checks them against the runs."""
     if method not in FUSION_METHODS:
         raise ValueError(f"fusion method {method!r}: valid: {', '.join(FUSION_METHODS)}")
-    declared = {key: p for key, p in get_system(method).params.items() if key not in ("systems", *SHAPE_PARAMS)}
+    declared = {key: p for key, p in get_system(method).params.items() if key not in SYSTEM_ONLY}
     values: dict[str, Any] = {}
     for key, value in params.items():
+        if key in SYSTEM_ONLY:  # no fusion of runs takes it: no other method to point to
+            raise ValueError(f"fusion of runs takes no parameter {key!r}: {SYSTEM_ONLY[key]}; valid for "
+                             f"{method}: {', '.join(declared)}")
         if key not in declared:
             owners = [m for m in FUSION_METHODS if m != method and key in get_system(m).params]
             raise ValueError(f"{method} fusion has no parameter {key!r}; valid: {', '.join(declared)}"
@@ -154,6 +159,10 @@ def fusion_params(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
 # fusion may give told questions their own weights (``long_words``, ``first_person``,
 # ``long_weights``); with neither rule on, every question gets ``weights``.
 SHAPE_PARAMS = ("long_words", "long_weights", "first_person")
+
+# Parameters of the fusion systems that fusion of run files can never take, and why.
+_NO_TEXT = "it reads the questions' text, which run files do not hold (a fused system takes it: lexir systems wrrf)"
+SYSTEM_ONLY = {"systems": "the run files are the systems", **{key: _NO_TEXT for key in SHAPE_PARAMS}}
 
 
 def words(text: str) -> int:

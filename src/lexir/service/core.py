@@ -345,12 +345,16 @@ def annotated_text(state: ServiceState, corpus: str, unit_id: str, text: str, qu
 
 def resolve_target(state: ServiceState, id_or_citation: str, corpus: str | None,
                    is_citation: bool | None = None) -> tuple[LoadedCorpus, str]:
-    """A served unit from an id (``kc::415``) or a written citation (``art. 415 k.c.``)."""
+    """A served unit from an id (``kc::415``) or a written citation (``art. 415 k.c.``), each at
+    most :data:`MAX_ID_CHARS` characters (an over-long one is refused, never echoed)."""
     from lexir.citations.extract import citation_codes, find_citations
 
-    text = id_or_citation.strip()
     if is_citation is None:
-        is_citation = "::" not in text
+        is_citation = isinstance(id_or_citation, str) and "::" not in id_or_citation
+    if not isinstance(id_or_citation, str) or len(id_or_citation) > MAX_ID_CHARS:
+        raise ServiceError(f"{'a citation' if is_citation else 'an id'} is a string of at most {MAX_ID_CHARS} "
+                           "characters", field="citation" if is_citation else "id")
+    text = id_or_citation.strip()
     if not is_citation:
         loaded = state.find_act(text.split("::", 1)[0], corpus)
         loaded.unit(text)  # 404 with close ids when absent
@@ -383,10 +387,6 @@ def verify(state: ServiceState, quote: Any, unit_id: str | None = None, citation
         raise ServiceError("threshold must be in (0, 1]", field="threshold")
     if bool(unit_id) == bool(citation_text):
         raise ServiceError("give exactly one of 'id' and 'citation'", field="id")
-    for field, value in (("id", unit_id), ("citation", citation_text)):
-        if value is not None and (not isinstance(value, str) or len(value) > MAX_ID_CHARS):
-            raise ServiceError(f"{'an id' if field == 'id' else 'a citation'} is a string of at most {MAX_ID_CHARS} "
-                               "characters", field=field)
     loaded, uid = resolve_target(state, unit_id or citation_text or "", corpus, is_citation=bool(citation_text))
     text = loaded.units[uid].provision.text
     result = verify_quote(quote, text, threshold)

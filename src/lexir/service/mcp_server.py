@@ -121,8 +121,6 @@ def create_mcp(state: ServiceState) -> MCPServer:
         if bool(id.strip()) == bool(citation.strip()):
             raise _fail("give id or citation (one of the two)", valid=["id", "citation"])
         if citation.strip():
-            if len(citation) > core.MAX_ID_CHARS:
-                raise _fail(f"a citation is at most {core.MAX_ID_CHARS} characters")
             loaded, id = _call(core.resolve_target, state, citation, corpus, is_citation=True)
             corpus = loaded.name
         found = _call(core.provision, state, corpus_or_default(corpus), id, wanted, as_of or None)

@@ -204,6 +204,14 @@ def test_sweep_refuses_the_test_split_and_a_parameter_both_fixed_and_swept():
     result = invoke("sweep", "demo", "--split", "test", "--allow-test", "--k1", "1.2", "--b", "0.75", "-p", "mode=stem")
     assert result.exit_code == 0, result.output
     assert "warning: sweeping the test split" in result.output and "best on demo/test: k1=1.2 b=0.75" in result.output
+    # --split all holds the test questions too: refused as test is, swept with --allow-test and a warning
+    result = invoke("sweep", "demo", "--split", "all", "--k1", "1.2", "--b", "0.75")
+    assert result.exit_code == 2, result.output
+    assert "--split all: 71 of its 119 queries are the test split's" in " ".join(result.output.split())
+    result = invoke("sweep", "demo", "--split", "all", "--allow-test", "--k1", "1.2", "--b", "0.75")
+    assert result.exit_code == 0, result.output
+    assert "warning: sweeping 71 queries of the test split" in " ".join(result.output.split())
+    assert "best on demo: k1=1.2 b=0.75" in result.output and "(119 queries)" in result.output
     result = invoke("sweep", "demo", "--k1", "1.2", "--b", "0.75")  # the default split, tune: no warning
     assert result.exit_code == 0 and "best on demo/tune" in result.output and "warning" not in result.output
 

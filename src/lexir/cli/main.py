@@ -584,11 +584,18 @@ def sweep(
     k1s = [float(x) for x in k1.split(",")]
     bs = [float(x) for x in b.split(",")]
     fixed_params(params, k1s, bs)  # a parameter both fixed and swept, before the data is loaded
-    if split == "test":
-        err.print("[bold yellow]warning:[/] sweeping the test split (--allow-test): its scores are no longer "
-                  "held out", highlight=False)
     bench = open_data(dataset, data_dir=data_dir, want="queries")
     qset = bench.queries.split(split)
+    # 'all' (or a split that shares queries with test) holds the test questions too
+    held_out = set(bench.queries.splits.get("test", ())) if split != "test" else set()
+    shared = sum(q.id in held_out for q in qset.queries)
+    if shared and not allow_test:
+        raise CLIError(f"--split {split}: {shared} of its {len(qset)} queries are the test split's; tune on a split "
+                       f"without them (valid: {', '.join(s for s in bench.queries.splits if s != 'test')}); "
+                       "--allow-test to sweep it all the same")
+    if split == "test" or shared:
+        err.print(f"[bold yellow]warning:[/] sweeping {'the' if split == 'test' else f'{shared} queries of the'} "
+                  "test split (--allow-test): their scores are no longer held out", highlight=False)
     with progress_bar(f"sweep on {qset.name}", len(k1s) * len(bs)) as advance:
         result = sweep_bm25(bench.corpus, qset, k1s, bs, metric, params, progress=advance)
     table = Table(f"k1 \\ b ({metric})", *[f"{x:g}" for x in bs])

@@ -149,3 +149,21 @@ def test_dataset_names_take_a_date_and_experiments_an_as_of(tmp_path):
     raw["datasets"] = [{"name": "de-gesetze-history@2012-09-01", "as_of": "2013-06-01"}]
     with pytest.raises(ExperimentError, match=r"datasets\[0\].as_of"):
         Experiment.from_dict(raw, tmp_path / "e.yaml")
+
+
+def test_an_as_of_drops_the_expected_scores_of_the_datasets_it_dates(tmp_path):
+    """experiment --as-of rewrote each undated dataset to NAME@DATE, so the scores recorded under
+    NAME/SPLIT were never looked up again: regressions went unchecked in silence. Now the dated
+    experiment drops them and says which; a dataset with its own date keeps its scores."""
+    from lexir.experiment import Experiment
+
+    raw = {"datasets": ["de-gesetze-history", {"name": "de-gesetze-history", "as_of": "2012-09-01"}],
+           "systems": ["bm25"],
+           "expected": {"de-gesetze-history/all": {"bm25": {"nDCG@10": 0.5}},
+                        "de-gesetze-history@2012-09-01/all": {"bm25": {"nDCG@10": 0.4}}}}
+    exp = Experiment.from_dict(raw, tmp_path / "e.yaml")
+    dated, dropped = exp.dated("2013-06-01")
+    assert dated.datasets == [("de-gesetze-history@2013-06-01", None), ("de-gesetze-history@2012-09-01", None)]
+    assert dropped == ["de-gesetze-history/all"]
+    assert dated.expected == {"de-gesetze-history@2012-09-01/all": {"bm25": {"nDCG@10": 0.4}}}
+    assert exp.datasets[0] == ("de-gesetze-history", None) and len(exp.expected) == 2  # the original unchanged

@@ -32,14 +32,14 @@ import glob
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from lexir.analysis.defaults import auto_analysis
-from lexir.datasets import DatasetError, with_as_of
+from lexir.datasets import DatasetError, split_dated, with_as_of
 from lexir.datasets import open as open_data
 from lexir.evaluation import (
     DEFAULT_MEASURES,
@@ -82,6 +82,21 @@ class Experiment:
     output: Path = Path("results")
     slow: bool = False  # reproduced by the test suite only on request (LEXIR_SLOW_EXPERIMENTS=1)
     answer: Any = None  # lexir.llm.answer.AnswerSettings: the optional ``answer:`` section
+
+    def dated(self, as_of: str) -> tuple[Experiment, list[str]]:
+        """The experiment with every dataset that names no date of its own taken as in force on
+        ``as_of`` (the CLI's ``--as-of``), and the ``expected:`` keys that no longer apply: scores
+        recorded for the undated dataset are not the dated one's, so they are dropped (and said so
+        by the caller) rather than left unmatched in silence."""
+        datasets, dropped, expected = [], [], dict(self.expected)
+        for name, split in self.datasets:
+            if split_dated(name)[1]:
+                datasets.append((name, split))
+                continue
+            datasets.append((with_as_of(name, as_of), split))
+            if expected.pop(dataset_key(name, split), None):
+                dropped.append(dataset_key(name, split))
+        return replace(self, datasets=datasets, expected=expected), dropped
 
     @classmethod
     def from_file(cls, path: str | Path) -> Experiment:

@@ -617,14 +617,15 @@ def experiment(config: Path, data_dir: Path = DataDir,
                                                                 "(entries without their own as_of)")):
     """Run an experiment file (datasets x systems -> runs, table, tests; cached)."""
     from lexir.cli.scale import cell_backend
-    from lexir.datasets import split_dated, with_as_of
     from lexir.evaluation import to_rich_table
     from lexir.experiment import Experiment, run_experiment
 
     exp = Experiment.from_file(config)
     if as_of:
-        exp.datasets = [(name if split_dated(name)[1] else with_as_of(name, as_of), split)
-                        for name, split in exp.datasets]
+        exp, unchecked = exp.dated(as_of)
+        for key in unchecked:
+            err.print(f"[bold yellow]warning:[/] {key}: expected scores not checked (recorded for the dataset as it "
+                      f"is, not as in force on {as_of})", highlight=False)
     bars = {}
 
     def progress_factory(name, total):

@@ -79,7 +79,7 @@ def test_unknown_dataset_lists_registered_names():
         registry.get("pl-exam")
 
 
-def test_missing_and_corrupt_files_are_reported_with_provenance(data_dir, tmp_path):
+def test_missing_and_changed_files_are_reported_with_provenance(data_dir, tmp_path):
     with pytest.raises(DatasetError, match=r"pl/codes/kc.json is missing: expected at .*kc.json; obtain it from "
                                            r"github.com/PiotrTyrakowski/PolishLawLLM-Benchmark \(commit 52d35ed"):
         open_data("pl-codes", data_dir=tmp_path / "empty")
@@ -89,7 +89,9 @@ def test_missing_and_corrupt_files_are_reported_with_provenance(data_dir, tmp_pa
     with open(copy / "pl" / "codes" / "kk.json", "a", encoding="utf-8") as fh:
         fh.write(" ")
     files = {f.path: f for f in registry.get("pl-codes").files}
-    assert registry.file_status(files["pl/codes/kk.json"], copy).startswith("corrupt")
+    status = registry.file_status(files["pl/codes/kk.json"], copy)
+    assert status.startswith("changed (sha256 ") and "it loads, but results may differ" in status
+    assert "kk::148" in open_data("pl-codes", data_dir=copy)  # and it does load
     assert registry.file_status(files["pl/codes/kc.json"], copy) == "ok"
 
 

@@ -181,7 +181,7 @@ def datasets(data_dir: Path = DataDir, verify: bool = typer.Option(True, help="C
         lines = []
         for f in ds.files:
             status = registry.file_status(f, root, hash_it=verify)
-            colour = "green" if status == "ok" else "red"
+            colour = {"ok": "green", "missing": "red"}.get(status, "yellow")
             lines.append(f"[{colour}]{status}[/] {f.path}")
             if status != "ok":
                 lines.append(f"  [dim]from {f.repository} @ {f.commit}: {f.upstream_path}[/]")

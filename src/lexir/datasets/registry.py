@@ -241,14 +241,17 @@ def resolve_data_dir(data_dir: str | Path | None = None) -> Path:
 
 
 def file_status(f: DataFile, data_dir: Path, hash_it: bool = True) -> str:
-    """``ok``, ``missing`` or ``corrupt (sha256 ...)``."""
+    """``ok``, ``missing`` or ``changed (sha256 ...)``: a file present whose sha256 is not the pinned
+    one still loads (loading does not hash it), but results may differ from the recorded ones, so it
+    is not called corrupt."""
     path = data_dir / f.path
     if not path.is_file():
         return "missing"
     if hash_it:
         actual = file_sha256(path)
         if actual != f.sha256:
-            return f"corrupt (sha256 {actual[:12]}…, expected {f.sha256[:12]}…)"
+            return (f"changed (sha256 {actual[:12]}…, pinned {f.sha256[:12]}…: it loads, but results may differ "
+                    "from the recorded ones)")
     return "ok"
 
 

@@ -43,7 +43,8 @@ _LETTERS = "a-ząćęłńóśźż"
 _NUM = rf"\d+(?:\^\d+|[{_SUP}]+)?[{_LETTERS}]{{0,3}}(?![\w^{_SUP}])"
 _LIT = rf"[{_LETTERS}]{{1,3}}(?!\w)"
 
-_ART = re.compile(r"(?<![\w.])(?:art\.|artykuł(?:u|y|ów|em|ach|ami|owi)?(?!\w))\s*", re.I)
+# ``art`` without its dot only before a number (``art 148 kk``, as questions are typed): never a word of its own
+_ART = re.compile(r"(?<![\w.])(?:art\.|art(?=\s+\d)|artykuł(?:u|y|ów|em|ach|ami|owi)?(?!\w))\s*", re.I)
 # Legal-basis fields are known to hold citations, so keyword typos can be forgiven there.
 _ART_LENIENT = re.compile(r"(?<![\w.])(?:a\s?rt\.|art(?=\s*\d)|artykuł\w*)\s*", re.I)
 _ARTICLE = re.compile(_NUM)

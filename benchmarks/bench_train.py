@@ -137,7 +137,8 @@ def latency(model, test, n: int) -> None:
     """p50/p90 of one new question at a time through a trained system, its analysis and every
     field included; with dense evidence the question is encoded each time (the embedding cache,
     which holds these questions' vectors from the evaluation run, is bypassed)."""
-    dense = getattr(model, "inner", model).evidence.dense  # recommended wraps its bm25-qa
+    inner = getattr(model, "inner", model)  # recommended wraps its bm25-qa, in explicit where the order cites
+    dense = getattr(inner, "base", inner).evidence.dense
     cached = None
     if dense is not None:
         cached, dense.retriever.encoder = dense.retriever.encoder, dense.retriever.base_encoder

@@ -217,3 +217,13 @@ def test_a_rule_named_with_its_own_abbreviation():
     # a parenthesis that names an organisation or a party is no title's abbreviation
     assert find_citations("nach Artikel 4 Absatz 2 der Durchführungsrichtlinie (EU) gilt")[0].act_raw == ""
     assert find_citations("nach § 5 der Beklagten (Bekl.) gilt")[0].act_raw == ""
+
+
+def test_a_question_mark_or_exclamation_mark_ends_the_act():
+    """A question about a provision ends with it: "Was regelt § 823 BGB?" named no act at all (the
+    act token ran on into the "?"), so the cited § could not be put first in recommended."""
+    for text, ids in (("Was regelt § 823 BGB?", ["BGB::823"]), ("Gilt Art. 1 GG!", ["GG::1"]),
+                      ("§ 242 StGB? Oder § 263 StGB?", ["StGB::242", "StGB::263"])):
+        found = find_citations(text)
+        assert [c.id for c in found] == ids, text
+        assert all(text[c.end - 1] not in "?!" for c in found)

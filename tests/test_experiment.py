@@ -80,7 +80,8 @@ def test_effective_spec_expands_recommended_through_composites():
     from lexir.analysis import language_defaults
     from lexir.retrieval.build import effective_spec
 
-    pl, el = (effective_spec(language_defaults(lang).recommended, None, lang) for lang in ("pl", "el"))
+    # recommended is its language's row with the articles a question cites first (both have citation finders)
+    pl, el = (effective_spec(f"explicit(base={language_defaults(lang).recommended})", None, lang) for lang in ("pl", "el"))
     assert effective_spec("recommended", None, "pl") == pl != effective_spec("recommended", None, "el") == el
     fused = effective_spec("rrf(systems=recommended+bm25)", None, "el")
     assert el in fused and "recommended" not in fused

@@ -130,22 +130,26 @@ def test_recommended_is_the_legal_orders_own_where_it_chose_one():
     it (built, keyed, trained over), German law and German text of no named order keep German's
     row, and ``lexir systems`` shows both."""
     from lexir.analysis import language_defaults
-    from lexir.learning.recommended import recommended_spec
+    from lexir.learning.recommended import pipeline_spec, recommended_spec
     from lexir.learning.train import default_base
     from lexir.retrieval.base import get_system
     from lexir.retrieval.build import effective_spec
 
     austria, german = get_jurisdiction("at").recommended, language_defaults("de").recommended
     assert austria and austria != german
-    assert recommended_spec("de", jurisdiction="at") == austria
-    assert recommended_spec("de", jurisdiction="de") == recommended_spec("de") == german
-    assert not get_jurisdiction("fr").recommended and recommended_spec("fr", jurisdiction="fr") == \
+    assert pipeline_spec("de", jurisdiction="at") == austria
+    assert pipeline_spec("de", jurisdiction="de") == pipeline_spec("de") == german
+    assert not get_jurisdiction("fr").recommended and pipeline_spec("fr", jurisdiction="fr") == \
         language_defaults("fr").recommended
+    # recommended: that pipeline with the articles a question cites first (each of these orders has a finder)
+    assert recommended_spec("de", jurisdiction="at") == f"explicit(base={austria})"
+    assert recommended_spec("fr") == f"explicit(base={language_defaults('fr').recommended})"
+    assert recommended_spec("en") == language_defaults("en").recommended  # no English citation finder
     # what a saved run is keyed by follows the order, alone and as a part
     for system in ("recommended", "rrf(systems=recommended+bm25)"):
         assert effective_spec(system, None, "de", "at") != effective_spec(system, None, "de") == \
             effective_spec(system, None, "de", "de")
-    assert effective_spec("recommended", None, "de", "at") == effective_spec(austria, None, "de")
+    assert effective_spec("recommended", None, "de", "at") == effective_spec(f"explicit(base={austria})", None, "de")
     texts = ["Wer eine fremde bewegliche Sache einem anderen wegnimmt, ist zu bestrafen.",
              "Wer einen anderen am Körper verletzt, ist mit Freiheitsstrafe zu bestrafen.",
              "Wer fremdes Gut beschädigt, ist zu bestrafen."]
@@ -154,7 +158,9 @@ def test_recommended_is_the_legal_orders_own_where_it_chose_one():
     de = Corpus("de-mini", [Document(f"StGB::{242 + i}", t) for i, t in enumerate(texts)], language="de")
     assert default_base("recommended", at) == austria and default_base("recommended", de) == german
     built = {c.name: lexir.build(c, "recommended") for c in (at, de)}
-    assert (built["at-mini"].spec, built["de-mini"].spec) == (austria, german)
+    assert (built["at-mini"].spec, built["de-mini"].spec) == (f"explicit(base={austria})", f"explicit(base={german})")
+    # the article a question cites goes first, whatever the pipeline ranks first
+    assert built["at-mini"].search("Fahrrad weggenommen, § 129 StGB?", 1)[0][0] == "AT-StGB::129"
     assert built["at-mini"].search("Ich habe meinem Nachbarn das Fahrrad weggenommen", 1)[0][0] == "AT-StGB::127"
     assert austria in get_system("recommended").description
 

@@ -55,13 +55,15 @@ def test_recommended_builds_the_language_pipeline(demo_bench, el_statutes):
     others = [d for d in demo_bench.corpus.documents if d.id not in gold and len(d.text.split()) >= 8][:20]
     kk = Corpus("kk-small", [d for d in demo_bench.corpus.documents if d.id in gold] + others, "pl")
     rec = build_retriever(kk, "recommended")
-    assert rec.spec == language_defaults("pl").recommended
+    assert rec.spec == f"explicit(base={language_defaults('pl').recommended})"  # cited articles first
     run = rec.search_many(queries, 10)
     hits = sum(any(d in demo_bench.queries.qrels[q.id] for d in run[q.id]) for q in queries)
     assert hits >= 8  # the shipped demo's questions find their article in the top 10
+    cited = others[3].id.split("::")[1]
+    assert rec.search(f"{queries[0].text} (art {cited} kk)", 1)[0][0] == others[3].id  # the question cites it
     el = Corpus("el-small", sorted(el_statutes.documents, key=lambda d: (len(d.text), d.id))[200:230], "el")
     rec_el = build_retriever(el, "recommended")
-    assert rec_el.spec == language_defaults("el").recommended
+    assert rec_el.spec == f"explicit(base={language_defaults('el').recommended})"
     target = el.documents[7]
     assert rec_el.search(target.text, 3)[0][0] == target.id  # an article's own text finds it first
     with pytest.raises(ValueError, match="has no language"):

@@ -160,7 +160,7 @@ def test_recommended_without_a_model_is_todays_pipeline_and_with_one_the_trained
     train_system("recommended", corpus, subset(fold[0], [q.id for q in fold[0].queries[:300]]), out,
                  params={"folds": 2, "dense": "off"})
     with_model = effective_spec("recommended", {"model": str(out)}, "de")
-    assert with_model.startswith("bm25-qa(") and load_model(out).digest in with_model
+    assert with_model.startswith("explicit(base=bm25-qa(") and load_model(out).digest in with_model
     test = fold[1].queries[:50]
     plain = lexir.retrieve(lexir.build(corpus, "recommended"), test)
     learned = lexir.retrieve(lexir.build(corpus, "recommended", model=str(out)), test)

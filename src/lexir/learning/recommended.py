@@ -46,15 +46,35 @@ def recommended_spec(language: str, model: str = "", seen: str = "refuse", juris
     """The system spec ``recommended`` builds over a corpus of ``jurisdiction`` (a legal order's
     code, "" when unknown) in ``language``: the order's own pipeline where it chose one, else the
     language's row (the ``*`` row if it has none); with ``model``, the trained system of that model
-    folder (:func:`lexir.learning.systems.trained_spec`)."""
+    folder (:func:`lexir.learning.systems.trained_spec`). Where the legal order has a citation
+    finder, the articles the question cites itself come first (``explicit(base=...)``)."""
     if model:
         from lexir.learning.systems import trained_spec
 
-        return trained_spec(model, seen)
+        spec = trained_spec(model, seen)
+    else:
+        spec = pipeline_spec(language, jurisdiction)
+    return f"explicit(base={spec})" if cites_first(find_jurisdiction(jurisdiction or None, language or None)) else spec
+
+
+def pipeline_spec(language: str, jurisdiction: str = "") -> str:
+    """The pipeline ``recommended`` ranks with before the articles a question cites are put first:
+    the legal order's own where it chose one, else its language's row (the ``*`` row if none). What
+    ``lexir train recommended`` trains over by default (the cited articles go first after it)."""
     order = find_jurisdiction(jurisdiction or None, language or None)
     if order is not None and order.recommended:
         return order.recommended
     return language_defaults(language).recommended
+
+
+def cites_first(order) -> bool:
+    """Whether ``recommended`` puts the articles a question cites first in ``order`` (a
+    :class:`lexir.jurisdiction.Jurisdiction` or None): wherever the order has a citation finder.
+    Chosen on development data: German lay questions' tune split, where 96 of 1,712 questions cite a
+    § of the BGB and the cited one is judged relevant for 67 (``bm25`` nDCG@10 0.099 -> 0.113,
+    Holm p < 0.05); known-item sentences, which cite other articles than their own, lose 0.002
+    (de-dev, at-dev), French headings and Polish exam questions nothing (docs/systems.md)."""
+    return order is not None and order.find_citations is not None
 
 
 def _table() -> str:
@@ -65,7 +85,8 @@ def _table() -> str:
 
 
 @register_system("recommended", "the best non-LLM pipeline for the corpus's legal order and language, chosen on "
-                 f"development data ({_table()}); with model=DIR (lexir train recommended) that pipeline plus what "
+                 f"development data ({_table()}), the articles a question cites itself first where the order has a "
+                 "citation finder (explicit); with model=DIR (lexir train recommended) that pipeline plus what "
                  "the model learned from judged questions", stands_for=recommended_spec,
                  model=Param("", "a model folder written by `lexir train recommended` (empty: the unsupervised "
                              "pipeline)", type=str),
@@ -76,11 +97,14 @@ def build_recommended(corpus: Corpus, *, model: str = "", seen: str = "refuse",
     if not corpus.language:
         raise ValueError(f"corpus {corpus.name!r} has no language: `recommended` is chosen per language "
                          "(give the corpus a language, e.g. --language el)")
+    spec = recommended_spec(corpus.language, model, seen, jurisdiction=corpus.jurisdiction)
     if model:
         from lexir.learning.systems import build_trained
+        from lexir.retrieval.cascade import ExplicitReferences
 
         inner = build_trained(corpus, model, context, seen=seen, expect=("recommended",))
-        return RecommendedRetriever(inner, recommended_spec(corpus.language, model, seen), corpus.language)
-    spec = recommended_spec(corpus.language, jurisdiction=corpus.jurisdiction)
+        if cites_first(find_jurisdiction(corpus.jurisdiction or None, corpus.language)):
+            inner = ExplicitReferences(inner, corpus, corpus.language)
+        return RecommendedRetriever(inner, spec, corpus.language)
     inner = context.build(spec, corpus, context.progress)
     return RecommendedRetriever(inner, spec, corpus.language)

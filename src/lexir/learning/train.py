@@ -60,9 +60,9 @@ def default_base(system: str, corpus: Corpus) -> str:
     """What ``system`` is trained over when no ``base`` is given: ``recommended``'s pipeline for
     the corpus (its legal order's, else its language's), else BM25."""
     if system == "recommended":
-        from lexir.learning.recommended import recommended_spec
+        from lexir.learning.recommended import pipeline_spec
 
-        return recommended_spec(corpus.language, jurisdiction=corpus.jurisdiction)
+        return pipeline_spec(corpus.language, jurisdiction=corpus.jurisdiction)
     return "bm25"
 
 

@@ -315,7 +315,7 @@ def _lower_abbrevs(p: Profile) -> dict[str, str]:
 # ---------------------------------------------------------------------------
 # act designations
 
-_TOKEN = re.compile(r"[^\s,;:()\[\]\"„“]+")
+_TOKEN = re.compile(r"[^\s,;:()\[\]\"„“?!]+")  # "§ 823 BGB?": a question mark ends the act
 _YEAR = re.compile(r"\s+(?:19|20)\d\d(?![\d.])")
 
 

@@ -9,6 +9,8 @@ row records the comparison it won. A legal order that chose its own on its devel
 says so in its folder (:attr:`lexir.jurisdiction.Jurisdiction.recommended`: Austria, whose law
 is German-language), and its corpora get that one. ``lexir systems`` prints both. Every row but
 the fallback fuses dense retrieval, so a first build over a corpus encodes it (cached after).
+Wherever the legal order has a citation finder, the articles a question cites itself come first
+(``explicit`` around the pipeline, trained or not: :func:`cites_first`).
 
 Registered with ``stands_for``: what a cached run of ``recommended`` is keyed by is the spec
 it stands for over the corpus (:func:`lexir.retrieval.build.effective_spec`), not the name.

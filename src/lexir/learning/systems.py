@@ -67,11 +67,24 @@ def build_trained(corpus: Corpus, model_dir: str, context: BuildContext, *, seen
                              dense=dense, adapter=adapter, recall=recall)
 
 
-def trained_spec(model_dir: str, seen: str = "refuse") -> str:
+def trained_spec(model_dir: str, seen: str = "refuse", *, base: str = "", digest: str = "") -> str:
     """The full spec a trained model stands for: ``bm25-qa`` with the model's base and digest
-    (so a cached run follows a retrained model, not only its path)."""
+    (so a cached run follows a retrained model, not only its path). ``base``/``digest``: given
+    ones are kept (a digest given is checked when the system is built)."""
     model = cached_model(model_dir)
-    return f"bm25-qa(model={model.folder};digest={model.digest};base={model.params['base']};seen={seen})"
+    return (f"bm25-qa(model={model.folder};digest={digest or model.digest};base={base or model.params['base']};"
+            f"seen={seen})")
+
+
+def _bm25_qa_stands_for(language: str, *, jurisdiction: str = "", model: str = "", base: str = "",
+                        seen: str = "refuse", digest: str = "") -> str:
+    """What ``bm25-qa(model=DIR)`` stands for: itself with the model's digest and base filled in, so
+    a run cached under it follows the model's content, not only its folder
+    (:func:`lexir.retrieval.build.effective_spec`)."""
+    if not model:
+        given = "".join(f";{k}={v}" for k, v in (("base", base), ("digest", digest)) if v)
+        return f"bm25-qa(seen={seen}{given})"  # refused when built: it needs model=DIR
+    return trained_spec(model, seen, base=base, digest=digest)
 
 
 @register_system(
@@ -79,6 +92,7 @@ def trained_spec(model_dir: str, seen: str = "refuse") -> str:
     "a base system (default: the model's, e.g. bm25) plus each provision's training questions as a second "
     "BM25 field, the votes of the most similar training questions and a citation prior; weights learned "
     "on inner folds by `lexir train bm25-qa` (docs/train.md)",
+    stands_for=_bm25_qa_stands_for,
     model=Param("", "a model folder written by `lexir train bm25-qa|recommended`", type=str),
     base=Param("", "the base system (empty: the one the model was trained with)", names_systems="spec", type=str),
     seen=Param("refuse", "questions the model was trained on: refuse the run, warn, or allow", choices=SEEN),

@@ -38,3 +38,53 @@ def test_a_cached_bm25_qa_run_follows_a_model_retrained_into_the_same_folder(dem
     train_demo(corpus, subset(tune, [q.id for q in tune.queries[:30]]), model, depth=50)  # retrained differently
     again = run_experiment(Experiment.from_file(path), log=lambda m: None)[0]
     assert again.reused == ["plain"]  # the trained system's run is recomputed
+
+
+def write_questions(tmp_path, queries, rename=lambda i, doc: doc):
+    """queries.jsonl and a BEIR qrels .tsv of ``queries``, each judged id passed through ``rename``."""
+    import json
+
+    questions = tmp_path / "queries.jsonl"
+    questions.write_text("".join(json.dumps({"_id": q.id, "text": q.text}, ensure_ascii=False) + "\n"
+                                 for q in queries.queries), encoding="utf-8")
+    qrels = tmp_path / "qrels.tsv"
+    rows = [f"{q.id}\t{rename(i, d)}\t{g}\n" for i, q in enumerate(queries.queries)
+            for d, g in queries.qrels[q.id].items()]
+    qrels.write_text("query-id\tcorpus-id\tscore\n" + "".join(rows), encoding="utf-8")
+    return questions, qrels
+
+
+def test_judged_questions_citing_no_provision_of_the_corpus_are_reported(demo, tmp_path):
+    from lexir.learning.train import training_data
+
+    corpus, tune, _ = demo
+    # every other question's judgements renamed to ids the corpus does not have
+    questions, qrels = write_questions(tmp_path, tune, lambda i, d: d if i % 2 else f"kc::{d.split('::')[1]}")
+    corp, qset, described = training_data(corpus=corpus, queries=questions, qrels=qrels)
+    logs = []
+    manifest = train_system("bm25-qa", corp, qset, tmp_path / "m", data=described,
+                            params={"folds": 2, "dense": "off"}, log=logs.append)
+    assert manifest["training"]["queries"] == 24
+    said = [m for m in logs if "cite no provision" in m]
+    assert said == [f"{qrels}: 24 of 48 judged questions cite no provision of corpus 'demo' and are left out "
+                    f"(first unknown id: 'kc::{next(iter(tune.qrels[tune.queries[0].id])).split('::')[1]}' "
+                    f"of question {tune.queries[0].id!r})"]
+    with pytest.warns(UserWarning, match="24 of 48 judged questions cite no provision"):  # the Python API
+        lexir.train("bm25-qa", corpus=corpus, queries=questions, qrels=qrels, output=tmp_path / "m2",
+                    folds=2, dense="off")
+
+
+def test_when_no_judged_question_cites_the_corpus_the_error_names_the_file_and_an_id(demo, tmp_path):
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+
+    _, tune, _ = demo
+    questions, qrels = write_questions(tmp_path, tune, lambda i, d: d.upper())  # KK::148 for kk::148
+    result = CliRunner().invoke(app, ["train", "bm25-qa", "--corpus", "demo", "--queries", str(questions),
+                                      "--qrels", str(qrels), "-o", str(tmp_path / "m")])
+    assert result.exit_code == 2
+    first = next(iter(tune.qrels[tune.queries[0].id]))
+    assert f"{qrels}: 0 of 48 judged questions cite provisions of corpus 'demo'" in " ".join(result.output.split())
+    assert f"first unknown id: {first.upper()!r}" in result.output and f"has as {first!r}" in result.output
+    assert not (tmp_path / "m").exists()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import io
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -88,9 +89,13 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
     judged = [q for q in queries.queries if any(g > 0 for g in queries.qrels.get(q.id, {}).values())]
     known = set(corpus.ids)
     usable = [q for q in judged if any(d in known for d in queries.qrels[q.id])]
+    source = (data or {}).get("qrels") or (data or {}).get("data") or queries.name
     if len(usable) < 10:
-        raise ValueError(f"{queries.name}: {len(usable)} judged questions cite provisions of corpus "
-                         f"{corpus.name!r}; training needs at least 10")
+        raise ValueError(f"{source}: {len(usable)} of {len(judged)} judged questions cite provisions of corpus "
+                         f"{corpus.name!r}; training needs at least 10{_unknown_example(judged, queries, corpus)}")
+    if len(usable) < len(judged):
+        _say(f"{source}: {len(judged) - len(usable)} of {len(judged)} judged questions cite no provision of "
+             f"corpus {corpus.name!r} and are left out{_unknown_example(judged, queries, corpus)}", log)
     base_spec = options.get("base") or default_base(system, corpus)
     folds, depth = options.get("folds", 3), options.get("depth", DEPTH)
     start = time.perf_counter()
@@ -141,6 +146,27 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
     if log:
         log(f"trained {system} on {len(usable)} questions in {manifest['train_seconds']:.1f}s -> {output}")
     return manifest
+
+
+def _say(message: str, log: Callable[[str], None] | None) -> None:
+    """``message`` to ``log`` (the CLI's stderr), else as a Python warning."""
+    if log:
+        log(message)
+    else:
+        warnings.warn(message, stacklevel=3)
+
+
+def _unknown_example(judged, queries: QuerySet, corpus: Corpus) -> str:
+    """`` (first unknown id: 'X', ...)`` for the first judged provision ``corpus`` lacks, noting an
+    id that differs from one of the corpus's only in case; "" when there is none."""
+    known = set(corpus.ids)
+    for q in judged:
+        for doc, grade in queries.qrels[q.id].items():
+            if grade > 0 and doc not in known:
+                folded = {d.casefold(): d for d in corpus.ids}.get(doc.casefold())
+                hint = f", which the corpus has as {folded!r}: ids are case-sensitive" if folded else ""
+                return f" (first unknown id: {doc!r} of question {q.id!r}{hint})"
+    return ""
 
 
 def dense_retriever(corpus: Corpus, mode: str, log: Callable[[str], None] | None = None):

@@ -18,6 +18,15 @@ def demo():
     return bench.corpus, bench.queries.split("tune"), bench.queries.split("test")
 
 
+@pytest.fixture(scope="module")
+def model(demo, tmp_path_factory):
+    """bm25-qa trained on the demo's tune questions."""
+    corpus, tune, _ = demo
+    out = tmp_path_factory.mktemp("models") / "qa"
+    train_demo(corpus, tune, out)
+    return out
+
+
 def train_demo(corpus, queries, out, **params):
     return train_system("bm25-qa", corpus, queries, out, params={"folds": 2, "dense": "off", **params})
 
@@ -88,3 +97,20 @@ def test_when_no_judged_question_cites_the_corpus_the_error_names_the_file_and_a
     assert f"{qrels}: 0 of 48 judged questions cite provisions of corpus 'demo'" in " ".join(result.output.split())
     assert f"first unknown id: {first.upper()!r}" in result.output and f"has as {first!r}" in result.output
     assert not (tmp_path / "m").exists()
+
+
+def test_a_model_over_a_corpus_without_any_provision_it_learned_is_refused(demo, model, caplog):
+    from lexir.types import Corpus, Document
+
+    corpus, _, test = demo
+    other = Corpus("other", [Document(f"kc::{i}", doc.text) for i, doc in enumerate(corpus.documents[:50])],
+                   language="pl")
+    with pytest.raises(ValueError, match=r"none of the \d+ provisions its training questions cite is in corpus "
+                                         r"'other' \(e\.g\. 'kk::.*'\); it was trained over corpus 'demo'"):
+        lexir.build(other, "bm25-qa", model=str(model), cache=False)
+    # a corpus with some of them: built, with a warning naming how many are missing
+    part = Corpus("part", corpus.documents[:200], language="pl")
+    with caplog.at_level("WARNING", logger="lexir.learning.systems"):
+        lexir.build(part, "bm25-qa", model=str(model), cache=False).search_many(test.queries[:3])
+    assert any("provisions its training questions cite are not in corpus 'part'" in r.getMessage()
+               for r in caplog.records)

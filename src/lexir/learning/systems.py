@@ -10,6 +10,7 @@ refused.
 from __future__ import annotations
 
 import hashlib
+import logging
 from pathlib import Path
 
 from lexir.learning.model import Model, load_model
@@ -19,6 +20,7 @@ from lexir.retrieval.context import BuildContext
 from lexir.retrieval.params import Param
 from lexir.types import Corpus
 
+log = logging.getLogger(__name__)
 _MODELS: dict[tuple[str, str], Model] = {}
 
 
@@ -51,6 +53,18 @@ def build_trained(corpus: Corpus, model_dir: str, context: BuildContext, *, seen
     if corpus.language and model.manifest["language"] and corpus.language != model.manifest["language"]:
         raise ValueError(f"model {model_dir} was trained on {model.manifest['language']!r} questions; "
                          f"corpus {corpus.name!r} is {corpus.language!r}")
+    cited = sorted({d for q in model.questions for d, grade in q.relevant.items() if grade > 0})
+    ids = set(corpus.ids)
+    missing = [d for d in cited if d not in ids]
+    if cited and len(missing) == len(cited):
+        raise ValueError(f"model {model_dir}: none of the {len(cited)} provisions its training questions cite is "
+                         f"in corpus {corpus.name!r} (e.g. {missing[0]!r}); it was trained over corpus "
+                         f"{model.manifest.get('corpus', {}).get('name', '?')!r}: use it over that corpus or "
+                         "a copy with the same provision ids")
+    if missing:
+        log.warning("model %s: %d of the %d provisions its training questions cite are not in corpus %r "
+                    "(e.g. %r); the questions citing only those are not used", model_dir, len(missing),
+                    len(cited), corpus.name, missing[0])
     params = model.params
     base_spec = base or params["base"]
     weights = Weights.from_dict(params)

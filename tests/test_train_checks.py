@@ -114,3 +114,44 @@ def test_a_model_over_a_corpus_without_any_provision_it_learned_is_refused(demo,
         lexir.build(part, "bm25-qa", model=str(model), cache=False).search_many(test.queries[:3])
     assert any("provisions its training questions cite are not in corpus 'part'" in r.getMessage()
                for r in caplog.records)
+
+
+def versions_of(tmp_path, count=3):
+    """A models folder with ``count`` small versions of corpus demo (as a learner adds them)."""
+    from lexir.learning.model import TrainingQuestion, text_fingerprint, write_model
+    from lexir.learning.versions import ModelVersions
+
+    store = ModelVersions(tmp_path / "models", "demo")
+    manifest = {"kind": "lexir-model", "format": 1, "system": "recommended", "params": {"base": "bm25"},
+                "language": "pl", "created": "2025-01-01T00:00:00+00:00",
+                "training": {"queries": 1, "query_ids": ["a"], "text_sha256": [text_fingerprint("pytanie")]}}
+    with store.locked() as held:
+        for _ in range(count):
+            candidate = held.candidate_dir()
+            write_model(candidate, manifest, [TrainingQuestion("a", "pytanie", {"kk::148": 1})])
+            held.use(held.add(candidate, {"verdict": "accepted"}))
+    return store
+
+
+def test_a_malformed_version_is_listed_as_broken_and_cannot_be_used(tmp_path):
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+    from lexir.learning.model import MANIFEST
+    from lexir.learning.versions import LEARN_FILE
+
+    store = versions_of(tmp_path)
+    (store.path("v0002") / LEARN_FILE).write_text('{"verdict": ', encoding="utf-8")
+    (store.path("v0003") / MANIFEST).write_text("{", encoding="utf-8")
+    runner = CliRunner()
+    listed = runner.invoke(app, ["models", "list", "--models", str(tmp_path / "models")])
+    assert listed.exit_code == 0, listed.output
+    lines = " ".join(listed.output.split())
+    assert "v0001 accepted 2025-01-01T00:00:00+00:00 1 questions" in lines
+    assert f"v0002 broken {store.path('v0002') / LEARN_FILE}: not JSON (Expecting value, line 1)" in lines
+    assert f"* v0003 broken {store.path('v0003') / MANIFEST}: not JSON" in lines
+    for version, file in (("2", LEARN_FILE), ("3", MANIFEST)):
+        used = runner.invoke(app, ["models", "use", "demo", version, "--models", str(tmp_path / "models")])
+        assert used.exit_code == 2 and f"{store.path('v000' + version) / file}: not JSON" in used.output
+    assert store.current() == "v0003"  # the pointer is left as it was
+    assert runner.invoke(app, ["models", "use", "demo", "1", "--models", str(tmp_path / "models")]).exit_code == 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from lexir.cli.main import CLIError, app, console, err, guarded
 
@@ -42,6 +43,10 @@ def models_list(
             raise CLIError(str(exc)) from None
         console.print(f"{name}:", highlight=False)
         for row in rows:
+            if row.get("broken"):
+                console.print(f"  {'*' if row['current'] else ' '} {row['version']:<6} [red]broken[/]    "
+                              f"{escape(row['broken'])}", highlight=False)
+                continue
             held = row["heldout"] or {}
             scores = (f"held-out {held['measure']} {held['candidate']:.4f} vs {held['served']:.4f} "
                       f"({held['served_version']}, {held['questions']} questions)") if held else ""
@@ -73,6 +78,7 @@ def models_use(
                 raise ValueError(f"no version {version!r} of {corpus!r}; versions: "
                                  f"{', '.join([BASE, *store.versions()])}")
             load_model(store.path(version))  # refuse a version that would not load
+            store.record(version)  # ... or whose learn.json does not
         with store.locked(wait) as held:
             used = held.use(version)
     except (ValueError, FileNotFoundError, Busy) as exc:

@@ -155,3 +155,42 @@ def test_a_malformed_version_is_listed_as_broken_and_cannot_be_used(tmp_path):
         assert used.exit_code == 2 and f"{store.path('v000' + version) / file}: not JSON" in used.output
     assert store.current() == "v0003"  # the pointer is left as it was
     assert runner.invoke(app, ["models", "use", "demo", "1", "--models", str(tmp_path / "models")]).exit_code == 0
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"depth": 0}, "parameter depth=0 is out of range; valid: 1 or more"),
+    ({"depth": "-5"}, "parameter depth='-5' is out of range; valid: 1 or more"),
+    ({"folds": 1}, "parameter folds=1 is out of range; valid: 2 to 100"),
+    ({"folds": 2.5}, "parameter folds=2.5: expected int"),
+    ({"folds": True}, "parameter folds=True: expected int"),
+    ({"depth": "abc"}, "parameter depth='abc': expected int"),
+    ({"ltr": "maybe"}, "parameter ltr='maybe'; valid: off, auto, on"),
+    ({"dense": "yes"}, "parameter dense='yes'; valid: auto, on, off"),
+    ({"recall": "sometimes"}, "parameter recall='sometimes'; valid: auto, off"),
+    ({"base": "nosuch"}, "parameter base='nosuch': unknown system 'nosuch'"),
+    ({"base": "bm25(k1=abc)"}, "parameter base='bm25(k1=abc)': "),
+    ({"folds": 60}, "parameter folds=60: more inner folds than the 48 questions to train on"),
+])
+def test_every_option_is_checked_before_anything_is_built(demo, tmp_path, monkeypatch, params, message):
+    import lexir.learning.train as train
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("built before the options were checked")
+
+    monkeypatch.setattr(train, "build_retriever", no_build)
+    corpus, tune, _ = demo
+    with pytest.raises(ValueError) as caught:
+        train_system("bm25-qa", corpus, tune, tmp_path / "m", params=params)
+    assert message in str(caught.value)
+    assert not (tmp_path / "m").exists()
+
+
+def test_lexir_train_refuses_a_depth_of_zero_naming_the_range(tmp_path):
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+
+    result = CliRunner().invoke(app, ["train", "bm25-qa", "demo", "--split", "tune", "-p", "depth=0",
+                                      "-o", str(tmp_path / "m")])
+    assert result.exit_code == 2 and "parameter depth='0' is out of range; valid: 1 or more" in result.output
+    assert not (tmp_path / "m").exists()

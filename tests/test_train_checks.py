@@ -116,13 +116,17 @@ def test_a_model_over_a_corpus_without_any_provision_it_learned_is_refused(demo,
                for r in caplog.records)
 
 
+PARAMS = {"base": "bm25", "depth": 1000, "joint": 1.0, "field": 0.0, "neighbours": 0.0, "prior": 0.2, "k": 30,
+          "ranker": "", "recall": {}, "dense": "", "adapter_file": ""}  # a manifest's params, as trained
+
+
 def versions_of(tmp_path, count=3):
     """A models folder with ``count`` small versions of corpus demo (as a learner adds them)."""
     from lexir.learning.model import TrainingQuestion, text_fingerprint, write_model
     from lexir.learning.versions import ModelVersions
 
     store = ModelVersions(tmp_path / "models", "demo")
-    manifest = {"kind": "lexir-model", "format": 1, "system": "recommended", "params": {"base": "bm25"},
+    manifest = {"kind": "lexir-model", "format": 1, "system": "recommended", "params": PARAMS,
                 "language": "pl", "created": "2025-01-01T00:00:00+00:00",
                 "training": {"queries": 1, "query_ids": ["a"], "text_sha256": [text_fingerprint("pytanie")]}}
     with store.locked() as held:
@@ -194,3 +198,46 @@ def test_lexir_train_refuses_a_depth_of_zero_naming_the_range(tmp_path):
                                       "-o", str(tmp_path / "m")])
     assert result.exit_code == 2 and "parameter depth='0' is out of range; valid: 1 or more" in result.output
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda p: p.pop("base"), "field 'params.base' (the base system's spec) is missing or empty"),
+    (lambda p: p.update(joint="abc"), "field 'params.joint' must be a number, not 'abc'"),
+    (lambda p: p.pop("prior"), "missing field 'params.prior'"),
+    (lambda p: p.update(k=0), "field 'params.k' must be a whole number of at least 1, not 0"),
+    (lambda p: p.update(depth="deep"), "field 'params.depth' must be a whole number of at least 1, not 'deep'"),
+    (lambda p: p.update(recall={"field": 1.0}), "missing field 'params.recall.neighbours'"),
+    (lambda p: p.update(adapter=0.5), "field 'params.dense' is empty, but the dense weights are not 0"),
+])
+def test_a_hand_edited_manifest_is_refused_naming_the_file_and_the_field(demo, model, tmp_path, edit, message):
+    import json
+
+    from lexir.learning.model import MANIFEST
+
+    corpus, _, _ = demo
+    edited = tmp_path / "edited"
+    shutil.copytree(model, edited)
+    manifest = json.loads((edited / MANIFEST).read_text(encoding="utf-8"))
+    edit(manifest["params"])
+    (edited / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(ValueError) as caught:
+        lexir.build(corpus, "bm25-qa", model=str(edited), cache=False)
+    assert str(caught.value) == f"{edited / MANIFEST}: {message}"
+
+
+def test_lexir_run_with_a_hand_edited_model_exits_2_naming_the_field(model, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+    from lexir.learning.model import MANIFEST
+
+    edited = tmp_path / "edited"
+    shutil.copytree(model, edited)
+    manifest = json.loads((edited / MANIFEST).read_text(encoding="utf-8"))
+    del manifest["params"]["base"]
+    (edited / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", "demo", "--split", "test", "--system", "bm25-qa", "-p",
+                                      f"model={edited}", "--output", str(tmp_path / "r.trec")])
+    assert result.exit_code == 2 and "field 'params.base'" in result.output and "Traceback" not in result.output

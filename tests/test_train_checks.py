@@ -241,3 +241,68 @@ def test_lexir_run_with_a_hand_edited_model_exits_2_naming_the_field(model, tmp_
     result = CliRunner().invoke(app, ["run", "demo", "--split", "test", "--system", "bm25-qa", "-p",
                                       f"model={edited}", "--output", str(tmp_path / "r.trec")])
     assert result.exit_code == 2 and "field 'params.base'" in result.output and "Traceback" not in result.output
+
+
+def test_models_list_and_use_refuse_a_corpus_without_models(tmp_path):
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+
+    versions_of(tmp_path, 1)
+    runner = CliRunner()
+    root = tmp_path / "models"
+    listed = runner.invoke(app, ["models", "list", "nosuch", "--models", str(root)])
+    assert listed.exit_code == 2
+    assert f"no models for corpus 'nosuch' under {root}; corpora with models: demo" in " ".join(listed.output.split())
+    used = runner.invoke(app, ["models", "use", "typo", "base", "--models", str(root)])
+    assert used.exit_code == 2 and "no models for corpus 'typo'" in used.output
+    assert not (root / "typo").exists()  # no folder made for a typo
+
+
+def test_a_pointer_to_a_missing_or_broken_version_is_warned_about(tmp_path):
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+    from lexir.learning.model import MANIFEST
+    from lexir.learning.versions import POINTER
+
+    store = versions_of(tmp_path, 2)
+    root = tmp_path / "models"
+    (store.folder / POINTER).write_text("v0007\n", encoding="utf-8")
+    listed = CliRunner().invoke(app, ["models", "list", "demo", "--models", str(root)])
+    text = " ".join(listed.output.split())
+    assert listed.exit_code == 0 and "*" not in text
+    assert f"warning: {store.folder / POINTER} names v0007, which is not a complete version here" in text
+    (store.folder / POINTER).write_text("v0002\n", encoding="utf-8")
+    (store.path("v0002") / MANIFEST).write_text("[", encoding="utf-8")
+    listed = CliRunner().invoke(app, ["models", "list", "demo", "--models", str(root)])
+    assert f"{store.folder / POINTER} names v0002, which does not load: {store.path('v0002') / MANIFEST}: not JSON" \
+        in " ".join(listed.output.split())
+
+
+def test_the_learner_logs_a_pointer_it_cannot_serve_once(tmp_path, caplog):
+    import threading
+    from types import SimpleNamespace
+
+    pytest.importorskip("fastapi")
+    from lexir.learning.versions import POINTER
+    from lexir.service.learner import Learner, LearnSettings
+    from lexir.service.state import _param_key
+
+    store = versions_of(tmp_path, 1)
+    plain = SimpleNamespace()
+    loaded = SimpleNamespace(name="demo", corpus=None, preparing={}, build_lock=threading.Lock(),
+                             retrievers={_param_key("bm25", {}): plain})
+    state = SimpleNamespace(settings=SimpleNamespace(systems=["bm25"]), corpora={"demo": loaded})
+    learner = Learner(state, None, LearnSettings(models=str(tmp_path / "models")))
+    learner.build = lambda loaded, version, seen="refuse": (_ for _ in ()).throw(ValueError("no such version"))
+    (store.folder / POINTER).write_text("v0003\n", encoding="utf-8")
+    with caplog.at_level("ERROR", logger="lexir.service.learner"):
+        for _ in range(5):  # five watch intervals
+            learner.sync("demo")
+    assert [r.getMessage() for r in caplog.records] == ["corpus demo: cannot serve model v0003: no such version"]
+    assert learner.served["demo"] == "base" and "cannot serve v0003" in learner.last_error["demo"]
+    (store.folder / POINTER).write_text("v0004\n", encoding="utf-8")  # another value: said again, once
+    learner.sync("demo")
+    learner.sync("demo")
+    assert len(caplog.records) == 2 and "v0004" in caplog.records[1].getMessage()

@@ -97,6 +97,23 @@ class ModelVersions:
             return BASE
         return name or BASE
 
+    def pointer_problem(self) -> str:
+        """What is wrong with ``current`` ("" where nothing is): it names no complete version here,
+        or one whose files do not load (a server then keeps serving what it served)."""
+        name = self.current()
+        if name == BASE:
+            return ""
+        pointer = self.folder / POINTER
+        try:
+            version = self.normalise(name)
+        except ValueError:
+            return f"{pointer} names {name!r}, which is no version; point it at one with lexir models use"
+        if version not in self.versions():
+            return (f"{pointer} names {version}, which is not a complete version here; point it at one with "
+                    f"lexir models use {self.corpus} N")
+        broken = next((row["broken"] for row in self.describe() if row["version"] == version and row.get("broken")), "")
+        return f"{pointer} names {version}, which does not load: {broken}" if broken else ""
+
     def record(self, version: str) -> dict[str, Any]:
         """A version's ``learn.json`` ({} for a model put there by hand, or for ``base``); one that
         does not load is a ValueError naming the file."""

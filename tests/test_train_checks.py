@@ -306,3 +306,14 @@ def test_the_learner_logs_a_pointer_it_cannot_serve_once(tmp_path, caplog):
     learner.sync("demo")
     learner.sync("demo")
     assert len(caplog.records) == 2 and "v0004" in caplog.records[1].getMessage()
+
+
+def test_language_is_refused_for_a_registered_dataset(tmp_path):
+    from typer.testing import CliRunner
+
+    from lexir.cli.main import app
+
+    result = CliRunner().invoke(app, ["train", "bm25-qa", "demo", "--language", "de", "-o", str(tmp_path / "m")])
+    assert result.exit_code == 2 and "--language is for a corpus given by path; 'demo' is no path" in \
+        " ".join(result.output.split())
+    assert not (tmp_path / "m").exists()

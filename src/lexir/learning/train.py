@@ -245,6 +245,11 @@ def training_data(data: Any = None, *, split: str | None = None, language: str |
 
     if qrels is not None and queries is None:
         raise ValueError("--qrels needs --queries (the questions they judge)")
+    source = corpus if corpus is not None else data
+    if language and isinstance(source, (str, Path)) and not Path(source).exists():
+        # a registered dataset has its language; another would make a model it refuses
+        raise ValueError(f"--language is for a corpus given by path; {str(source)!r} is no path but a registered "
+                         "dataset, which has its own language: leave --language out")
     described: dict[str, Any] = {"split": split or "all"}
     if isinstance(corpus, Corpus):
         corp = corpus.with_language(normalise_language(language)) if language else corpus

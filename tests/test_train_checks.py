@@ -317,3 +317,13 @@ def test_language_is_refused_for_a_registered_dataset(tmp_path):
     assert result.exit_code == 2 and "--language is for a corpus given by path; 'demo' is no path" in \
         " ".join(result.output.split())
     assert not (tmp_path / "m").exists()
+
+
+def test_the_seen_error_tells_a_python_user_how_to_allow_and_the_docs_list_every_option(demo, model):
+    from lexir.learning.qa import SeenQueryError
+
+    corpus, tune, _ = demo
+    with pytest.raises(SeenQueryError, match=r'pass -p seen=allow \(in Python: seen="allow"\)'):
+        lexir.build(corpus, "bm25-qa", model=str(model), cache=False).search_many(tune.queries[:2])
+    for option in ("base", "folds", "depth", "ltr", "dense", "recall"):
+        assert f"``{option}``" in lexir.train.__doc__

@@ -76,8 +76,7 @@ def models_use(
     models: Path = Models,
     wait: float = typer.Option(30.0, "--wait", help="Seconds to wait for a learner that is writing"),
 ):
-    """Point the corpus's `current` at VERSION; a server running with --learn serves it within
-    its watch interval (two seconds by default)."""
+    """Point the corpus's `current` at VERSION; a server running with --learn follows within 2 s (watch_s)."""
     from lexir.learning.model import load_model
     from lexir.learning.versions import BASE, Busy, ModelVersions
 

@@ -256,6 +256,9 @@ def test_bad_learning_input_is_refused(tmp_path):
     bad = cli("serve", "demo", "--learn", "--learn-option", "nonsense=1", cache=cache, check=False)
     assert bad.returncode != 0 and "no such option" in bad.stderr + bad.stdout
     bad = cli("models", "use", "demo", "v7", "--models", str(models), cache=cache, check=False)
+    assert bad.returncode != 0 and "no models for corpus 'demo'" in bad.stderr + bad.stdout
+    (models / "demo").mkdir(parents=True)
+    bad = cli("models", "use", "demo", "v7", "--models", str(models), cache=cache, check=False)
     assert bad.returncode != 0 and "no version" in bad.stderr + bad.stdout
     bad = cli("models", "use", "../etc", "1", "--models", str(models), cache=cache, check=False)
     assert bad.returncode != 0 and "cannot name" in bad.stderr + bad.stdout

@@ -224,7 +224,8 @@ def test_the_fold_helper_cuts_the_registered_gerlayqa_folds():
 def test_a_changed_ranker_file_is_refused(tmp_path):
     from lexir.learning.model import TrainingQuestion, write_model
 
-    manifest = {"kind": "lexir-model", "format": 1, "system": "bm25-qa", "params": {}, "language": "de",
+    params = {"base": "bm25", "field": 0.0, "neighbours": 0.0, "prior": 0.0, "k": 30}
+    manifest = {"kind": "lexir-model", "format": 1, "system": "bm25-qa", "params": params, "language": "de",
                 "training": {"query_ids": ["a"], "text_sha256": [text_fingerprint("Frage")]}}
     write_model(tmp_path / "m", manifest, [TrainingQuestion("a", "Frage", {"BGB::1": 1})], {"ranker.txt": b"tree"})
     assert load_model(tmp_path / "m").manifest["files"]["ranker.txt"]

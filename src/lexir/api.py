@@ -149,7 +149,9 @@ def train(system: str, data: Any = None, *, output: str | Path, split: str | Non
     """Train ``system`` (``bm25-qa``, ``recommended``) on judged questions and write the model
     folder ``output``; returns its manifest. ``data``: a registered dataset, a BEIR folder or a
     :class:`~lexir.types.Benchmark` (its ``split``), or ``queries`` + ``qrels`` files over
-    ``corpus``. ``params``: ``base`` (a spec), ``folds``, ``depth``. Then
+    ``corpus``. ``params``: ``base`` (a spec), ``folds`` (2 to 100), ``depth`` (1 or more), ``ltr``
+    (``off``, ``auto``, ``on``), ``dense`` (``auto``, ``on``, ``off``), ``recall`` (``auto``, ``off``);
+    docs/train.md. Then
     ``build(corpus, system, model=output)`` uses it (docs/train.md)."""
     from lexir.learning.train import train_system, training_data
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from lexir.cli.main import CLIError, app, console, err, guarded
 
@@ -21,6 +22,12 @@ def _root(models: Path | None) -> Path:
     return models if models else cache_dir() / "models"
 
 
+def _corpora(root: Path) -> str:
+    """``; corpora with models: a, b`` (or that there are none), for a corpus not found under ``root``."""
+    names = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    return f"; corpora with models: {', '.join(names)}" if names else " (none has models yet)"
+
+
 @models_app.command("list")
 @guarded
 def models_list(
@@ -31,17 +38,26 @@ def models_list(
     from lexir.learning.versions import ModelVersions
 
     root = _root(models)
+    if corpus and not (root / corpus).is_dir():
+        raise CLIError(f"no models for corpus {corpus!r} under {root}{_corpora(root)}")
     names = [corpus] if corpus else sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     if not names:
         err.print(f"no learned models under {root}", highlight=False)
         return
     for name in names:
         try:
-            rows = ModelVersions(root, name).describe()
+            store = ModelVersions(root, name)
+            rows, problem = store.describe(), store.pointer_problem()
         except ValueError as exc:
             raise CLIError(str(exc)) from None
         console.print(f"{name}:", highlight=False)
+        if problem:
+            err.print(f"[yellow]warning: {escape(problem)}[/]", highlight=False)
         for row in rows:
+            if row.get("broken"):
+                console.print(f"  {'*' if row['current'] else ' '} {row['version']:<6} [red]broken[/]    "
+                              f"{escape(row['broken'])}", highlight=False)
+                continue
             held = row["heldout"] or {}
             scores = (f"held-out {held['measure']} {held['candidate']:.4f} vs {held['served']:.4f} "
                       f"({held['served_version']}, {held['questions']} questions)") if held else ""
@@ -60,12 +76,14 @@ def models_use(
     models: Path = Models,
     wait: float = typer.Option(30.0, "--wait", help="Seconds to wait for a learner that is writing"),
 ):
-    """Point the corpus's `current` at VERSION; a server running with --learn serves it within
-    its watch interval (two seconds by default)."""
+    """Point the corpus's `current` at VERSION; a server running with --learn follows within 2 s (watch_s)."""
     from lexir.learning.model import load_model
     from lexir.learning.versions import BASE, Busy, ModelVersions
 
-    store = ModelVersions(_root(models), corpus)
+    root = _root(models)
+    store = ModelVersions(root, corpus)
+    if not store.folder.is_dir():  # a typo must not make a models folder
+        raise CLIError(f"no models for corpus {corpus!r} under {root}{_corpora(root)}")
     try:
         version = store.normalise(version)
         if version != BASE:
@@ -73,6 +91,7 @@ def models_use(
                 raise ValueError(f"no version {version!r} of {corpus!r}; versions: "
                                  f"{', '.join([BASE, *store.versions()])}")
             load_model(store.path(version))  # refuse a version that would not load
+            store.record(version)  # ... or whose learn.json does not
         with store.locked(wait) as held:
             used = held.use(version)
     except (ValueError, FileNotFoundError, Busy) as exc:

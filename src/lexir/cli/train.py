@@ -16,7 +16,7 @@ def train(
     data: str = typer.Argument(None, help="BEIR folder or registered dataset with queries (or use --queries/--qrels)"),
     output: Path = typer.Option(..., "--output", "-o", help="Model folder to write (must not exist)"),
     split: str = typer.Option(None, "--split", help="Only this split's questions (e.g. dev, tune)"),
-    language: str = typer.Option(None, "--language", help="Corpus language (for a corpus given by path)"),
+    language: str = typer.Option(None, "--language", help="Corpus language, only for a corpus given by path (a registered dataset has its own)"),
     corpus: str = typer.Option(None, "--corpus", help="Train over this corpus instead of DATA's"),
     queries: Path = typer.Option(None, "--queries", help="Questions: queries.jsonl, or qid<TAB>text topics"),
     qrels: Path = typer.Option(None, "--qrels", help="Their judgements: BEIR .tsv or TREC qrels"),

@@ -147,6 +147,68 @@ def write_model(folder: str | Path, manifest: Mapping[str, Any], questions: Sequ
     return folder
 
 
+WEIGHTS = ("field", "neighbours", "prior")  # the weights every model has (params and a recall stage)
+OPTIONAL_WEIGHTS = ("joint", "dense_neighbours", "adapter", "expansion")  # absent: 0
+
+
+def check_params(params: Any, where: Path | str) -> None:
+    """A manifest's ``params`` as the trained systems read them: a ValueError naming ``where``
+    (the manifest file) and the field that is missing or of the wrong kind."""
+    if not isinstance(params, dict):
+        raise ValueError(f"{where}: field 'params' is not an object")
+    if not isinstance(params.get("base"), str) or not params["base"].strip():
+        raise ValueError(f"{where}: field 'params.base' (the base system's spec) is missing or empty")
+    if "depth" in params:
+        _whole(params["depth"], "params.depth", where)
+    _check_weights(params, "params", where)
+    recall = params.get("recall") or {}
+    if not isinstance(recall, dict):
+        raise ValueError(f"{where}: field 'params.recall' is not an object")
+    if recall:
+        _check_weights(recall, "params.recall", where)
+    for key in ("ranker", "dense", "adapter_file"):
+        if not isinstance(params.get(key, ""), str):
+            raise ValueError(f"{where}: field 'params.{key}' is not text")
+    uses_dense = any(_number(w.get(k, 0), "", where) for w in (params, recall) for k in ("dense_neighbours", "adapter"))
+    if uses_dense:
+        for key in ("dense", "adapter_file"):
+            if not params.get(key):
+                raise ValueError(f"{where}: field 'params.{key}' is empty, but the dense weights are not 0")
+
+
+def _check_weights(values: Mapping[str, Any], prefix: str, where: Path | str) -> None:
+    for key in WEIGHTS:
+        if key not in values:
+            raise ValueError(f"{where}: missing field '{prefix}.{key}'")
+        _number(values[key], f"{prefix}.{key}", where)
+    for key in OPTIONAL_WEIGHTS:
+        if key in values:
+            _number(values[key], f"{prefix}.{key}", where)
+    if "k" not in values:
+        raise ValueError(f"{where}: missing field '{prefix}.k'")
+    _whole(values["k"], f"{prefix}.k", where)
+
+
+def _number(value: Any, field: str, where: Path | str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if isinstance(value, bool) or number != number or number in (float("inf"), float("-inf")):
+        raise ValueError(f"{where}: field {field!r} must be a number, not {value!r}")
+    return number
+
+
+def _whole(value: Any, field: str, where: Path | str) -> int:
+    try:
+        number = int(value) if not isinstance(value, float) or value.is_integer() else None
+    except (TypeError, ValueError):
+        number = None
+    if isinstance(value, bool) or number is None or number < 1:
+        raise ValueError(f"{where}: field {field!r} must be a whole number of at least 1, not {value!r}")
+    return number
+
+
 def load_model(folder: str | Path) -> Model:
     """A model folder, checked: its manifest's format, and its questions against the manifest's
     fingerprints (a hand-edited or half-copied folder is refused, naming the file)."""
@@ -165,6 +227,11 @@ def load_model(folder: str | Path) -> Model:
     for key in ("system", "params", "training", "language"):
         if key not in manifest:
             raise ValueError(f"{manifest_path}: missing field {key!r}")
+    check_params(manifest["params"], manifest_path)
+    training = manifest["training"]
+    for key in ("query_ids", "text_sha256"):
+        if not isinstance(training, dict) or not isinstance(training.get(key), list):
+            raise ValueError(f"{manifest_path}: field 'training.{key}' is missing or not a list")
     questions = []
     path = folder / QUESTIONS
     if not path.is_file():

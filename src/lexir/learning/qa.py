@@ -565,7 +565,8 @@ class QuestionAugmented(Retriever):
         message = (f"{len(seen)} of {len(queries)} questions (first: {seen[0]!r}) are questions the model "
                    f"{self.model.folder.name!r} was trained on: their scores measure memory, not retrieval")
         if self.seen == "refuse":
-            raise SeenQueryError(message + "; evaluate on held-out questions, or pass -p seen=allow")
+            raise SeenQueryError(message + "; evaluate on held-out questions, or pass -p seen=allow "
+                                  '(in Python: seen="allow")')
         import warnings
 
         self.warnings.append(message)

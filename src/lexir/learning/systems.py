@@ -10,6 +10,7 @@ refused.
 from __future__ import annotations
 
 import hashlib
+import logging
 from pathlib import Path
 
 from lexir.learning.model import Model, load_model
@@ -19,6 +20,7 @@ from lexir.retrieval.context import BuildContext
 from lexir.retrieval.params import Param
 from lexir.types import Corpus
 
+log = logging.getLogger(__name__)
 _MODELS: dict[tuple[str, str], Model] = {}
 
 
@@ -51,6 +53,18 @@ def build_trained(corpus: Corpus, model_dir: str, context: BuildContext, *, seen
     if corpus.language and model.manifest["language"] and corpus.language != model.manifest["language"]:
         raise ValueError(f"model {model_dir} was trained on {model.manifest['language']!r} questions; "
                          f"corpus {corpus.name!r} is {corpus.language!r}")
+    cited = sorted({d for q in model.questions for d, grade in q.relevant.items() if grade > 0})
+    ids = set(corpus.ids)
+    missing = [d for d in cited if d not in ids]
+    if cited and len(missing) == len(cited):
+        raise ValueError(f"model {model_dir}: none of the {len(cited)} provisions its training questions cite is "
+                         f"in corpus {corpus.name!r} (e.g. {missing[0]!r}); it was trained over corpus "
+                         f"{model.manifest.get('corpus', {}).get('name', '?')!r}: use it over that corpus or "
+                         "a copy with the same provision ids")
+    if missing:
+        log.warning("model %s: %d of the %d provisions its training questions cite are not in corpus %r "
+                    "(e.g. %r); the questions citing only those are not used", model_dir, len(missing),
+                    len(cited), corpus.name, missing[0])
     params = model.params
     base_spec = base or params["base"]
     weights = Weights.from_dict(params)
@@ -67,11 +81,24 @@ def build_trained(corpus: Corpus, model_dir: str, context: BuildContext, *, seen
                              dense=dense, adapter=adapter, recall=recall)
 
 
-def trained_spec(model_dir: str, seen: str = "refuse") -> str:
+def trained_spec(model_dir: str, seen: str = "refuse", *, base: str = "", digest: str = "") -> str:
     """The full spec a trained model stands for: ``bm25-qa`` with the model's base and digest
-    (so a cached run follows a retrained model, not only its path)."""
+    (so a cached run follows a retrained model, not only its path). ``base``/``digest``: given
+    ones are kept (a digest given is checked when the system is built)."""
     model = cached_model(model_dir)
-    return f"bm25-qa(model={model.folder};digest={model.digest};base={model.params['base']};seen={seen})"
+    return (f"bm25-qa(model={model.folder};digest={digest or model.digest};base={base or model.params['base']};"
+            f"seen={seen})")
+
+
+def _bm25_qa_stands_for(language: str, *, jurisdiction: str = "", model: str = "", base: str = "",
+                        seen: str = "refuse", digest: str = "") -> str:
+    """What ``bm25-qa(model=DIR)`` stands for: itself with the model's digest and base filled in, so
+    a run cached under it follows the model's content, not only its folder
+    (:func:`lexir.retrieval.build.effective_spec`)."""
+    if not model:
+        given = "".join(f";{k}={v}" for k, v in (("base", base), ("digest", digest)) if v)
+        return f"bm25-qa(seen={seen}{given})"  # refused when built: it needs model=DIR
+    return trained_spec(model, seen, base=base, digest=digest)
 
 
 @register_system(
@@ -79,6 +106,7 @@ def trained_spec(model_dir: str, seen: str = "refuse") -> str:
     "a base system (default: the model's, e.g. bm25) plus each provision's training questions as a second "
     "BM25 field, the votes of the most similar training questions and a citation prior; weights learned "
     "on inner folds by `lexir train bm25-qa` (docs/train.md)",
+    stands_for=_bm25_qa_stands_for,
     model=Param("", "a model folder written by `lexir train bm25-qa|recommended`", type=str),
     base=Param("", "the base system (empty: the one the model was trained with)", names_systems="spec", type=str),
     seen=Param("refuse", "questions the model was trained on: refuse the run, warn, or allow", choices=SEEN),

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import io
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,8 @@ OPTIONS = {"base": str, "folds": int, "depth": int, "ltr": str, "dense": str, "r
 RECALL = ("auto", "off")  # auto: the recall stage where it wins on the inner folds (qa.choose_recall)
 DENSE = ("auto", "on", "off")
 LTR = ("off", "auto", "on")  # auto: lambdarank where LightGBM is installed and it wins on inner folds
+CHOICES = {"ltr": LTR, "dense": DENSE, "recall": RECALL}
+RANGES = {"folds": (2, 100), "depth": (1, None)}  # the numeric options' valid ranges (None: no upper bound)
 
 
 def default_base(system: str, corpus: Corpus) -> str:
@@ -73,14 +76,7 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
     folder ``output`` (atomically) and return its manifest."""
     if system not in TRAINABLE:
         raise ValueError(f"system {system!r} cannot be trained; trainable: {', '.join(TRAINABLE)}")
-    options: dict[str, Any] = {}
-    for key, value in (params or {}).items():
-        if key not in OPTIONS:
-            raise ValueError(f"lexir train {system} has no parameter {key!r}; valid: {', '.join(OPTIONS)}")
-        try:
-            options[key] = OPTIONS[key](value)
-        except ValueError:
-            raise ValueError(f"parameter {key}={value!r}: expected {OPTIONS[key].__name__}") from None
+    options = check_options(system, params)
     if not corpus.language:
         raise ValueError(f"corpus {corpus.name!r} has no language: pass --language")
     if Path(output).exists():
@@ -88,20 +84,36 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
     judged = [q for q in queries.queries if any(g > 0 for g in queries.qrels.get(q.id, {}).values())]
     known = set(corpus.ids)
     usable = [q for q in judged if any(d in known for d in queries.qrels[q.id])]
+    source = (data or {}).get("qrels") or (data or {}).get("data") or queries.name
     if len(usable) < 10:
-        raise ValueError(f"{queries.name}: {len(usable)} judged questions cite provisions of corpus "
-                         f"{corpus.name!r}; training needs at least 10")
+        raise ValueError(f"{source}: {len(usable)} of {len(judged)} judged questions cite provisions of corpus "
+                         f"{corpus.name!r}; training needs at least 10{_unknown_example(judged, queries, corpus)}")
+    if len(usable) < len(judged):
+        _say(f"{source}: {len(judged) - len(usable)} of {len(judged)} judged questions cite no provision of "
+             f"corpus {corpus.name!r} and are left out{_unknown_example(judged, queries, corpus)}", log)
     base_spec = options.get("base") or default_base(system, corpus)
     folds, depth = options.get("folds", 3), options.get("depth", DEPTH)
-    start = time.perf_counter()
-    base = build_retriever(corpus, base_spec)
+    if folds > len(usable):
+        raise ValueError(f"parameter folds={folds}: more inner folds than the {len(usable)} questions to train on")
+    # everything is checked before anything is built: the base spec's systems and parameters, and
+    # what ltr=on / dense=on need installed
+    from lexir.retrieval.build import effective_spec
+
+    try:
+        effective_spec(base_spec, None, corpus.language, corpus.jurisdiction)
+    except (ValueError, KeyError, FileNotFoundError) as exc:
+        raise ValueError(f"parameter base={base_spec!r}: {exc}") from None
     ltr = options.get("ltr", "off")
-    if ltr not in LTR:
-        raise ValueError(f"parameter ltr={ltr!r}; valid: {', '.join(LTR)}")
     if ltr == "on":
         lightgbm()  # refuse now, not after the weights are chosen
-    if options.get("recall", "auto") not in RECALL:
-        raise ValueError(f"parameter recall={options['recall']!r}; valid: {', '.join(RECALL)}")
+    if options.get("dense") == "on":
+        try:
+            import onnxruntime  # noqa: F401
+        except ImportError:
+            raise ImportError("parameter dense=on needs onnxruntime: pip install 'lexir[onnx]' (or -p dense=off)") \
+                from None
+    start = time.perf_counter()
+    base = build_retriever(corpus, base_spec)
     dense = dense_retriever(corpus, options.get("dense", "auto"), log)
     weights, selection = choose_weights(corpus, base, usable, queries.qrels, folds=folds, depth=depth,
                                         dense=dense, force_dense=options.get("dense") == "on", log=log)
@@ -141,6 +153,56 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
     if log:
         log(f"trained {system} on {len(usable)} questions in {manifest['train_seconds']:.1f}s -> {output}")
     return manifest
+
+
+def _whole_number(value: Any) -> int:
+    """An int from ``3``, ``"3"`` or ``3.0``; a ValueError for ``3.5``, ``"x"`` or a bool."""
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise ValueError(value)
+    return int(value)
+
+
+def check_options(system: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The training options of ``params`` (OPTIONS), each converted and checked against its range or
+    allowed values; a ValueError naming the parameter and what is valid."""
+    options: dict[str, Any] = {}
+    for key, value in (params or {}).items():
+        if key not in OPTIONS:
+            raise ValueError(f"lexir train {system} has no parameter {key!r}; valid: {', '.join(OPTIONS)}")
+        kind = OPTIONS[key]
+        try:
+            options[key] = _whole_number(value) if kind is int else kind(value).strip()
+        except (TypeError, ValueError):
+            raise ValueError(f"parameter {key}={value!r}: expected {kind.__name__}") from None
+        if key in RANGES:
+            low, high = RANGES[key]
+            if options[key] < low or (high is not None and options[key] > high):
+                valid = f"{low} to {high}" if high is not None else f"{low} or more"
+                raise ValueError(f"parameter {key}={value!r} is out of range; valid: {valid}")
+        if key in CHOICES and options[key] not in CHOICES[key]:
+            raise ValueError(f"parameter {key}={value!r}; valid: {', '.join(CHOICES[key])}")
+    return options
+
+
+def _say(message: str, log: Callable[[str], None] | None) -> None:
+    """``message`` to ``log`` (the CLI's stderr), else as a Python warning."""
+    if log:
+        log(message)
+    else:
+        warnings.warn(message, stacklevel=3)
+
+
+def _unknown_example(judged, queries: QuerySet, corpus: Corpus) -> str:
+    """`` (first unknown id: 'X', ...)`` for the first judged provision ``corpus`` lacks, noting an
+    id that differs from one of the corpus's only in case; "" when there is none."""
+    known = set(corpus.ids)
+    for q in judged:
+        for doc, grade in queries.qrels[q.id].items():
+            if grade > 0 and doc not in known:
+                folded = {d.casefold(): d for d in corpus.ids}.get(doc.casefold())
+                hint = f", which the corpus has as {folded!r}: ids are case-sensitive" if folded else ""
+                return f" (first unknown id: {doc!r} of question {q.id!r}{hint})"
+    return ""
 
 
 def dense_retriever(corpus: Corpus, mode: str, log: Callable[[str], None] | None = None):
@@ -183,6 +245,11 @@ def training_data(data: Any = None, *, split: str | None = None, language: str |
 
     if qrels is not None and queries is None:
         raise ValueError("--qrels needs --queries (the questions they judge)")
+    source = corpus if corpus is not None else data
+    if language and isinstance(source, (str, Path)) and not Path(source).exists():
+        # a registered dataset has its language; another would make a model it refuses
+        raise ValueError(f"--language is for a corpus given by path; {str(source)!r} is no path but a registered "
+                         "dataset, which has its own language: leave --language out")
     described: dict[str, Any] = {"split": split or "all"}
     if isinstance(corpus, Corpus):
         corp = corpus.with_language(normalise_language(language)) if language else corpus

@@ -97,27 +97,56 @@ class ModelVersions:
             return BASE
         return name or BASE
 
+    def pointer_problem(self) -> str:
+        """What is wrong with ``current`` ("" where nothing is): it names no complete version here,
+        or one whose files do not load (a server then keeps serving what it served)."""
+        name = self.current()
+        if name == BASE:
+            return ""
+        pointer = self.folder / POINTER
+        try:
+            version = self.normalise(name)
+        except ValueError:
+            return f"{pointer} names {name!r}, which is no version; point it at one with lexir models use"
+        if version not in self.versions():
+            return (f"{pointer} names {version}, which is not a complete version here; point it at one with "
+                    f"lexir models use {self.corpus} N")
+        broken = next((row["broken"] for row in self.describe() if row["version"] == version and row.get("broken")), "")
+        return f"{pointer} names {version}, which does not load: {broken}" if broken else ""
+
     def record(self, version: str) -> dict[str, Any]:
-        """A version's ``learn.json`` ({} for a model put there by hand, or for ``base``)."""
+        """A version's ``learn.json`` ({} for a model put there by hand, or for ``base``); one that
+        does not load is a ValueError naming the file."""
         if version == BASE:
             return {}
+        path = self.path(version) / LEARN_FILE
         try:
-            return json.loads((self.path(version) / LEARN_FILE).read_text(encoding="utf-8"))
+            return _json_object(path)
         except FileNotFoundError:
             return {}
 
     def describe(self) -> list[dict[str, Any]]:
-        """One row per version (and ``base``): whether it is current, its verdict and scores."""
+        """One row per version (and ``base``): whether it is current, its verdict and scores; a
+        version whose ``learn.json`` or manifest does not load is listed with ``broken`` (the file
+        and the error) instead."""
         current = self.current()
         rows = [{"version": BASE, "current": current == BASE, "verdict": "", "created": "",
                  "questions": None, "heldout": None}]
         for version in self.versions():
-            rec = self.record(version)
-            manifest = json.loads((self.path(version) / MANIFEST).read_text(encoding="utf-8"))
-            rows.append({"version": version, "current": version == current, "verdict": rec.get("verdict", ""),
-                         "created": manifest.get("created", ""), "questions": manifest["training"]["queries"],
-                         "heldout": rec.get("heldout"), "marks": rec.get("marks", {}).get("used"),
-                         "judges": rec.get("marks", {}).get("judges")})
+            try:
+                rec = self.record(version)
+                manifest = _json_object(self.path(version) / MANIFEST)
+                questions = manifest.get("training", {}).get("queries")
+                if not isinstance(questions, int):
+                    raise ValueError(f"{self.path(version) / MANIFEST}: field 'training.queries' is missing "
+                                     "or not a number")
+                marks = rec.get("marks") if isinstance(rec.get("marks"), dict) else {}
+                rows.append({"version": version, "current": version == current, "verdict": rec.get("verdict", ""),
+                             "created": manifest.get("created", ""), "questions": questions,
+                             "heldout": rec.get("heldout"), "marks": marks.get("used"), "judges": marks.get("judges")})
+            except (OSError, ValueError, AttributeError) as exc:
+                rows.append({"version": version, "current": version == current, "verdict": "", "created": "",
+                             "questions": None, "heldout": None, "broken": str(exc)})
         return rows
 
     # -- writing (under the lock) ---------------------------------------------------------
@@ -171,6 +200,23 @@ class ModelVersions:
         return version
 
     def last_record(self) -> dict[str, Any]:
-        """The newest version's ``learn.json`` (what the learner last tried), or {}."""
+        """The newest version's ``learn.json`` (what the learner last tried), or {} (also where it
+        does not load: the marks are then counted from the start)."""
         versions = self.versions()
-        return self.record(versions[-1]) if versions else {}
+        try:
+            return self.record(versions[-1]) if versions else {}
+        except ValueError:
+            return {}
+
+
+def _json_object(path: Path) -> dict[str, Any]:
+    """The JSON object in ``path``; a ValueError naming the file where it is not one."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: not a JSON object")
+    return value

@@ -166,8 +166,11 @@ def effective_spec(system: str, params: Mapping[str, Any] | None, language: str,
     values = {**spec.param_dict, **dict(params or {})}
     resolved = definition.resolve(values)  # refuses parameters the system does not take
     if definition.stands_for is not None:  # given the resolved parameters too (recommended's model=DIR)
-        return effective_spec(definition.stands_for(language, jurisdiction=jurisdiction, **resolved), None,
-                              language, jurisdiction)
+        target = parse_spec(definition.stands_for(language, jurisdiction=jurisdiction, **resolved))
+        if target.name != spec.name:
+            return effective_spec(str(target), None, language, jurisdiction)
+        # a system that stands for itself with parameters filled in (bm25-qa: its model's digest)
+        resolved = definition.resolve(target.param_dict)
     for key in definition.spec_params():
         if not str(resolved[key]).strip():
             continue

@@ -37,7 +37,8 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from lexir.learning.versions import BASE, Busy, ModelVersions
+from lexir.learning.model import MANIFEST
+from lexir.learning.versions import BASE, LEARN_FILE, Busy, ModelVersions
 from lexir.service.http import json_response, state_of
 from lexir.service.state import LoadedCorpus, ServiceState, _param_key
 
@@ -106,6 +107,7 @@ class Learner:
         self.training: set[str] = set()
         self.failed: dict[str, float] = {}  # corpus -> marks time of a training that failed (wait for newer)
         self.last_error: dict[str, str] = {}
+        self.refused: dict[str, tuple] = {}  # corpus -> (version, its files' stamps) that could not be served
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._base_data: dict[str, Any] = {}
@@ -145,13 +147,34 @@ class Learner:
         if wanted == BASE and name not in self.served:  # at start-up, with no learned model: as built
             self.swap(loaded, BASE, loaded.retrievers[_param_key(self.system, {})])
             return
+        refused = (wanted, self._stamp(name, wanted))
+        if self.refused.get(name) == refused and name in self.served:
+            return  # refused already, and neither the pointer nor that version changed since
         try:
             self.swap(loaded, wanted)
         except Exception as exc:  # noqa: BLE001 - a bad pointer or model must not stop serving the old one
             self.last_error[name] = f"cannot serve {wanted}: {exc}"
-            log.error("corpus %s: cannot serve model %s: %s", name, wanted, exc)
+            if self.refused.get(name, ("",))[0] != wanted:  # once per pointer value, not every watch interval
+                log.error("corpus %s: cannot serve model %s: %s", name, wanted, exc)
+            self.refused[name] = refused
             if name not in self.served:  # at start-up: the plain system, named base
                 self.swap(loaded, BASE, loaded.retrievers[_param_key(self.system, {})])
+        else:
+            self.refused.pop(name, None)
+
+    def _stamp(self, name: str, version: str) -> tuple:
+        """When the files of ``version`` last changed (a refused version is tried again after)."""
+        try:
+            folder = self.store(name).path(version)
+        except ValueError:
+            return ()
+        stamps = []
+        for path in (folder, folder / MANIFEST, folder / LEARN_FILE):
+            try:
+                stamps.append(path.stat().st_mtime_ns)
+            except OSError:
+                stamps.append(None)
+        return tuple(stamps)
 
     def start(self) -> Learner:
         for name in self.state.corpora:

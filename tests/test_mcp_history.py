@@ -9,6 +9,7 @@ import asyncio
 import csv
 import os
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from test_service import REPO, Server  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 import lexir  # noqa: E402
+from lexir.jurisdictions.de.history import version_date  # noqa: E402
 
 pytestmark = pytest.mark.slow  # the history of 36 laws is parsed once per session (about a minute)
 
@@ -34,10 +36,17 @@ def session_cache(tmp_path_factory) -> Path:
 
 
 def messages(data_dir: Path, slug: str) -> dict[str, str]:
-    """versions.tsv's message of each date of one law (a day's last row, as the history keeps)."""
-    with open(data_dir / "de" / "history" / "versions.tsv", encoding="utf-8", newline="") as fh:
-        rows = list(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
-    return {row[2]: row[6] for row in rows[1:] if row and row[0] == slug}
+    """versions.tsv's message of each version date of one law (a day's last row, as the history
+    keeps): the commit date, or the later date of the last amending act the member's header names."""
+    folder = data_dir / "de" / "history"
+    with open(folder / "versions.tsv", encoding="utf-8", newline="") as fh:
+        rows = [row for row in list(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))[1:] if row and row[0] == slug]
+    with tarfile.open(folder / "gesetze_history.tar.xz") as tar:
+        def day(row: list[str]) -> str:
+            text = tar.extractfile(f"{slug}/{row[2]}_{row[3][:8]}.md").read().decode("utf-8")
+            return version_date(row[2], text)
+
+        return {day(row): row[6] for row in rows}
 
 
 def words(text: str) -> str:

@@ -20,7 +20,7 @@ from lexir.structure.history import StatuteHistory, cached_history, gc_paused
 
 NAME = "de-gesetze-history"
 # Bump when parsing or version building changes what a history holds.
-HISTORY_FORMAT = 2  # 2: the history carries its jurisdiction
+HISTORY_FORMAT = 3  # 2: the history carries its jurisdiction; 3: versions dated by their header too
 
 
 def load_german_history(tar_path: str | Path, versions_tsv: str | Path, name: str = NAME,

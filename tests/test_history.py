@@ -8,6 +8,7 @@ from lexir.jurisdictions.de.history import (
     VersionRow,
     dated_rows,
     header_date,
+    is_pending,
     read_versions,
     repair_headings,
     version_date,
@@ -15,6 +16,7 @@ from lexir.jurisdictions.de.history import (
 from lexir.jurisdictions.de.history_dataset import load_german_history
 from lexir.jurisdictions.de.statutes import parse_law
 from lexir.structure.history import HistoryError, LawVersion, StatuteHistory, word_diff
+from lexir.types import Provision
 
 
 @pytest.fixture(scope="module")
@@ -245,3 +247,44 @@ def test_a_version_dated_after_a_later_one_is_left_out():
     assert [(r.date, d) for r, d in dated] == [("2012-01-01", "2012-01-01"), ("2019-01-01", "2019-01-01"),
                                                 ("2022-02-13", "2022-02-13")]
     assert dropped == [rows[1]]
+
+
+def test_zukuenftig_in_kraft_is_not_in_force_until_its_text_stands(data_dir):
+    # The ZPO of 2012 holds the reform of 2009 (in force 2013-01-01) as "(XXXX) §§ 802a bis 802j
+    # (zukünftig in Kraft)" headings with no text, and § 802k with Abs. 1-2 marked "(zukünftig in
+    # Kraft)" while Abs. 3-4 (the Verordnungsermächtigungen) were in force.
+    folder = data_dir / "de" / "history"
+    zpo = load_german_history(folder / "gesetze_history.tar.xz", folder / "versions.tsv", name="zpo",
+                              cache=False, slugs={"zpo"})
+    with pytest.raises(HistoryError, match=r"ZPO::802a is not in force on 2012-09-01; in force from 2013-01-11"):
+        zpo.version("ZPO::802a", "2012-09-01")
+    with pytest.raises(HistoryError, match=r"ZPO::882b is not in force on 2012-09-01; in force from 2013-01-11"):
+        zpo.version("ZPO::882b", "2012-09-01")
+    early = zpo.as_of("2012-09-01")
+    pending = [d.id for d in early if "zukünftig in Kraft" in d.title or "zukünftig in Kraft" in d.text]
+    assert pending == [] and "ZPO::802a" not in early and "ZPO::802l" not in early
+    k = early["ZPO::802k"]
+    assert k.text.startswith("(3) Die Landesregierungen") and "Vermögensverzeichnisse werden landesweit" not in k.text
+    tree = next(a for a in early.acts["ZPO"].articles if a.id == "ZPO::802k")
+    assert [c.id for c in tree.children] == ["ZPO::802k/abs:3", "ZPO::802k/abs:4"]
+    with pytest.raises(HistoryError, match=r"ZPO::802k/abs:1 is not in force on 2012-09-01; in force from 2013-01-11"):
+        zpo.version("ZPO::802k/abs:1", "2012-09-01")
+    late = zpo.as_of("2013-01-11")
+    assert late["ZPO::802a"].title.startswith("Grundsätze der Vollstreckung")
+    assert late["ZPO::802k"].text.startswith("(1) Nach § 802f Abs. 6")
+
+
+def test_is_pending_reads_the_marks():
+    def unit(text, title="", children=()):
+        return Provision("T::1", "para", "1", text, title, list(children))
+
+    assert is_pending(unit("", "§§ 802a bis 802j (zukünftig in Kraft)"))
+    assert is_pending(unit("(1) (zukünftig in Kraft) Nach § 802f Abs. 6 dieses Gesetzes"))
+    assert is_pending(unit("(3a) Tritt zukünftig in Kraft")) and is_pending(unit("(4) bis (8) zukünftig in Kraft"))
+    assert not is_pending(unit("(1) Dieses Gesetz tritt zukünftig in Kraft, wenn ..."))
+    assert not is_pending(unit("Im Hinblick auf eine zukünftige Neuausrichtung"))
+    assert not is_pending(unit("(weggefallen)", "(zukünftig in Kraft) Überschrift"))
+    # a § whose text is its Absätze's is pending only when all of them are
+    one, two = unit("(1) (zukünftig in Kraft) Eins."), unit("(2) Zwei.")
+    assert not is_pending(unit("(1) (zukünftig in Kraft) Eins.\n(2) Zwei.", "X", [one, two]))
+    assert is_pending(unit("(1) (zukünftig in Kraft) Eins.", "X", [one]))

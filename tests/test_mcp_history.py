@@ -179,6 +179,13 @@ def test_the_same_over_http(server, mcp_out):
                                                                  "as_of": "2013-06-01"}).json()
         assert valid["versions"]["BGB::1631d"]["valid_from"] == "2013-01-11"
         assert valid["versions"]["BGB::312g"]["version"] == "BGB::312g@2012-08-06" and valid["versions"]["BGB::nope"] is None
+        assert set(valid["not_in_force"]) == {"BGB::nope"}
+        # the 2012 ZPO holds §§ 802a-802j as "(zukünftig in Kraft)": not in force, with the day they are
+        early = c.post("/v1/de-gesetze-history/validity", json={"ids": ["ZPO::802a", "ZPO::802k/abs:1", "ZPO::802k"],
+                                                                 "as_of": "2012-09-01"}).json()
+        assert early["versions"]["ZPO::802a"] is None and early["versions"]["ZPO::802k/abs:1"] is None
+        assert early["not_in_force"]["ZPO::802a"] == "ZPO::802a is not in force on 2012-09-01; in force from 2013-01-11"
+        assert early["versions"]["ZPO::802k"]["valid_from"] == "2012-08-02"  # its Abs. 3-4 were
         refused = {
             "unknown": (c.get("/v1/de-gesetze-history/history/BGB::99999"), 404, "id"),
             "no history": (c.get("/v1/demo/history/kk::148"), 400, "corpus"),

@@ -43,6 +43,16 @@ Dates
     amendment usually comes into force some days or months later. A version whose date so found
     is on or after the next version's is never in force on its own (the next text supersedes
     it first) and is left out (:func:`dated_rows`).
+
+Not yet in force
+    A version may hold provisions an amendment already enacted but not yet in force, marked
+    ``(zukünftig in Kraft)``: a heading with no body (ZPO ``##### (XXXX) §§ 802a bis 802j
+    (zukünftig in Kraft)`` of 2012), an Absatz whose text begins with the mark (``(1)
+    (zukünftig in Kraft) Nach § 802f Abs. 6 …``, the wording from 1.1.2013), or a placeholder body
+    (``(3a) Tritt zukünftig in Kraft``, ``(4) bis (8) zukünftig in Kraft``). :func:`is_pending`
+    says so, and the history counts such a unit as not in force in that version
+    (:meth:`lexir.structure.history.StatuteHistory.build`): it comes into force with the first
+    version that gives its text without the mark.
 """
 
 from __future__ import annotations
@@ -73,6 +83,12 @@ _ACT_DATE = re.compile(r"\b(?:G|V|Bek\.|Gesetz|Verordnung)\s+v(?:om|\.)?\s*(\d{1
 _IN_TEXT = re.compile(r"textlich nachgewiesen|(?<!nicht )berücksichtigt", re.IGNORECASE)
 _NOT_IN_TEXT = re.compile(r"noch nicht berücksichtigt|nicht ausführbar", re.IGNORECASE)
 _AMENDED = "zuletzt geändert"
+
+_MARK = r"\(\s*zukünftig\s+in\s+Kraft\s*\)"
+_PENDING_TITLE = re.compile(_MARK + r"\s*$", re.IGNORECASE)
+_PENDING_BODY = re.compile(r"^(?:" + _MARK + r"(?:\s|$)|(?:bis\s+\(\d+[a-z]?\)\s+)?(?:tritt\s+)?zukünftig\s+in\s+Kraft\.?$)",
+                           re.IGNORECASE)
+_BODY_MARKER = re.compile(r"^(?:\(\d+[a-z]?\)|\d+[a-z]{0,2}\.|[a-z]{1,3}\))\s*")
 
 
 @dataclass(frozen=True)
@@ -106,6 +122,21 @@ def read_versions(path: str | Path) -> list[VersionRow]:
             message = cells[6] if len(cells) > 6 else ""
             rows.append(VersionRow(cells[0], cells[1], cells[2], cells[3], message, line))
     return rows
+
+
+def is_pending(unit: Provision) -> bool:
+    """True for a unit the version holds only as ``(zukünftig in Kraft)`` (module doc)."""
+    head = unit.text[:80]
+    if "ukünftig" not in head and "ukünftig" not in unit.title:
+        return False  # the common case: no mark at all
+    if unit.children and unit.text.startswith(unit.children[0].text[:40]):
+        # a § whose text is its Absätze's: the mark at its start is its first Absatz's; the § is
+        # pending only when all of them are (ZPO § 802k of 2012: Abs. 1-2 pending, 3-4 in force)
+        return all(is_pending(child) for child in unit.children)
+    body = _BODY_MARKER.sub("", " ".join(head.split()), count=1)
+    if _PENDING_BODY.match(body):
+        return True
+    return not body.strip(" -–") and bool(_PENDING_TITLE.search(unit.title))
 
 
 def _header_entries(markdown: str) -> Iterator[tuple[str, str]]:

@@ -90,6 +90,11 @@ def mcp_out(tmp_path_factory, data_dir):
                                                                "to_date": "2022-03-03",
                                                                "cursor": pages[-1]["next_cursor"]})))
         out["pages"] = pages
+        for cited in ("§ 651 BGB", "§ 312b Abs. 5 BGB"):  # written citations, read in the law of 2013-06-01
+            out[cited] = payload(await call("get_provision", {"citation": cited, "as_of": "2013-06-01"}))
+        out["651 by id"] = payload(await call("get_provision", {"id": "BGB::651", "as_of": "2013-06-01"}))
+        out["312b/abs:5 by id"] = payload(await call("get_provision", {"id": "BGB::312b/abs:5", "as_of": "2013-06-01"}))
+        out["cited today"] = await call("get_provision", {"citation": "§ 651 BGB"})
         out["unknown"] = await call("provision_history", {"id": "BGB::99999"})
         out["no history"] = await call("provision_history", {"id": "kk::148", "corpus": "demo"})
         out["bad date"] = await call("diff_provision", {"id": "BGB::823", "from_date": "2012-13-01",
@@ -154,6 +159,20 @@ def test_diff_provision_is_lexir_diffs(mcp_out, data_dir):
     pages = mcp_out["pages"]
     assert len(pages) > 1 and pages[0]["total_chars"] == sum(len(p["diff"]) for p in pages)
     assert words("".join(p["diff"] for p in pages)) == cli_diff(data_dir, "BGB::309", "2012-08-02", "2022-03-03")
+
+
+def test_get_provision_reads_a_citation_in_the_law_of_its_date(mcp_out, data_dir):
+    # § 651 BGB (Werklieferungsvertrag until 2018) is no § of today's BGB, and § 312b of 2013 had an
+    # Abs. 5 that the 2014 reform removed: as of 2013-06-01 both resolve, as the same ids do.
+    history = lexir.load("de-gesetze-history")
+    assert "BGB::651" not in history.corpus and "BGB::651" in history.as_of("2013-06-01")
+    assert mcp_out["cited today"].is_error and "names no provision" in tool_error(mcp_out["cited today"])["error"]
+    by_citation, by_id = mcp_out["§ 651 BGB"], mcp_out["651 by id"]
+    assert by_citation["id"] == "BGB::651" and by_citation == by_id
+    assert by_citation["text"].startswith(history.version("BGB::651", "2013-06-01").text[:200])
+    abs5 = mcp_out["§ 312b Abs. 5 BGB"]
+    assert abs5["id"] == "BGB::312b/abs:5" and abs5 == mcp_out["312b/abs:5 by id"]
+    assert abs5["text"] == history.version("BGB::312b/abs:5", "2013-06-01").text
 
 
 def test_refusals_are_tool_errors_that_say_why(mcp_out):

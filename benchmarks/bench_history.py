@@ -43,9 +43,10 @@ from lexir.retrieval.incremental import IncrementalBM25
 from lexir.types import Corpus
 
 ROOT = Path(__file__).resolve().parents[1]
-# (law, date of its new version): a one-§ amendment, a medium one, and the 2013-2018 catch-up
-AMENDMENTS = [("BGB", "2013-01-11"), ("SGB 11", "2012-12-02"), ("ZPO", "2013-01-11"), ("StGB", "2018-11-08"),
-              ("BGB", "2018-11-08")]
+# (law, date of its new version): a one-§ amendment, a medium one, and the 2013-2021 catch-up (the
+# versions committed 2018-11-08, dated by their headers' last amending acts)
+AMENDMENTS = [("BGB", "2013-01-11"), ("SGB 11", "2012-12-02"), ("ZPO", "2013-01-11"), ("StGB", "2021-11-22"),
+              ("BGB", "2021-12-21")]
 
 
 def one_law_changed(history, law: str, day: str) -> tuple[Corpus, Corpus]:

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the writers run
 SLUGS = {"gg", "kschg", "urhg"}
 # one article changes from the first date to the second (a save appends a delta segment), 130
 # change and 8 go from the second to the third (more than a delta takes: a whole segment)
-DATES = ("2012-08-06", "2013-01-11", "2018-11-08")
+DATES = ("2012-08-06", "2013-01-11", "2021-06-23")  # the last: UrhG committed 2018-11-08, dated by its header
 QUERIES = ["Kündigungsschutz sozial ungerechtfertigte Kündigung", "Vervielfältigungsrecht des Urhebers",
            "Bundesverfassungsgericht entscheidet über Beschwerden", "Pressefreiheit Zensur",
            "Betriebsrat Anhörung vor jeder Kündigung", "Schutz der Menschenwürde"]

@@ -9,6 +9,7 @@ import asyncio
 import csv
 import os
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from test_service import REPO, Server  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 import lexir  # noqa: E402
+from lexir.jurisdictions.de.history import version_date  # noqa: E402
 
 pytestmark = pytest.mark.slow  # the history of 36 laws is parsed once per session (about a minute)
 
@@ -34,10 +36,17 @@ def session_cache(tmp_path_factory) -> Path:
 
 
 def messages(data_dir: Path, slug: str) -> dict[str, str]:
-    """versions.tsv's message of each date of one law (a day's last row, as the history keeps)."""
-    with open(data_dir / "de" / "history" / "versions.tsv", encoding="utf-8", newline="") as fh:
-        rows = list(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
-    return {row[2]: row[6] for row in rows[1:] if row and row[0] == slug}
+    """versions.tsv's message of each version date of one law (a day's last row, as the history
+    keeps): the commit date, or the later date of the last amending act the member's header names."""
+    folder = data_dir / "de" / "history"
+    with open(folder / "versions.tsv", encoding="utf-8", newline="") as fh:
+        rows = [row for row in list(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))[1:] if row and row[0] == slug]
+    with tarfile.open(folder / "gesetze_history.tar.xz") as tar:
+        def day(row: list[str]) -> str:
+            text = tar.extractfile(f"{slug}/{row[2]}_{row[3][:8]}.md").read().decode("utf-8")
+            return version_date(row[2], text)
+
+        return {day(row): row[6] for row in rows}
 
 
 def words(text: str) -> str:
@@ -81,6 +90,11 @@ def mcp_out(tmp_path_factory, data_dir):
                                                                "to_date": "2022-03-03",
                                                                "cursor": pages[-1]["next_cursor"]})))
         out["pages"] = pages
+        for cited in ("§ 651 BGB", "§ 312b Abs. 5 BGB"):  # written citations, read in the law of 2013-06-01
+            out[cited] = payload(await call("get_provision", {"citation": cited, "as_of": "2013-06-01"}))
+        out["651 by id"] = payload(await call("get_provision", {"id": "BGB::651", "as_of": "2013-06-01"}))
+        out["312b/abs:5 by id"] = payload(await call("get_provision", {"id": "BGB::312b/abs:5", "as_of": "2013-06-01"}))
+        out["cited today"] = await call("get_provision", {"citation": "§ 651 BGB"})
         out["unknown"] = await call("provision_history", {"id": "BGB::99999"})
         out["no history"] = await call("provision_history", {"id": "kk::148", "corpus": "demo"})
         out["bad date"] = await call("diff_provision", {"id": "BGB::823", "from_date": "2012-13-01",
@@ -147,6 +161,20 @@ def test_diff_provision_is_lexir_diffs(mcp_out, data_dir):
     assert words("".join(p["diff"] for p in pages)) == cli_diff(data_dir, "BGB::309", "2012-08-02", "2022-03-03")
 
 
+def test_get_provision_reads_a_citation_in_the_law_of_its_date(mcp_out, data_dir):
+    # § 651 BGB (Werklieferungsvertrag until 2018) is no § of today's BGB, and § 312b of 2013 had an
+    # Abs. 5 that the 2014 reform removed: as of 2013-06-01 both resolve, as the same ids do.
+    history = lexir.load("de-gesetze-history")
+    assert "BGB::651" not in history.corpus and "BGB::651" in history.as_of("2013-06-01")
+    assert mcp_out["cited today"].is_error and "names no provision" in tool_error(mcp_out["cited today"])["error"]
+    by_citation, by_id = mcp_out["§ 651 BGB"], mcp_out["651 by id"]
+    assert by_citation["id"] == "BGB::651" and by_citation == by_id
+    assert by_citation["text"].startswith(history.version("BGB::651", "2013-06-01").text[:200])
+    abs5 = mcp_out["§ 312b Abs. 5 BGB"]
+    assert abs5["id"] == "BGB::312b/abs:5" and abs5 == mcp_out["312b/abs:5 by id"]
+    assert abs5["text"] == history.version("BGB::312b/abs:5", "2013-06-01").text
+
+
 def test_refusals_are_tool_errors_that_say_why(mcp_out):
     for name in ("unknown", "no history", "bad date", "too early", "neither", "bad cursor"):
         assert mcp_out[name].is_error, name
@@ -170,6 +198,13 @@ def test_the_same_over_http(server, mcp_out):
                                                                  "as_of": "2013-06-01"}).json()
         assert valid["versions"]["BGB::1631d"]["valid_from"] == "2013-01-11"
         assert valid["versions"]["BGB::312g"]["version"] == "BGB::312g@2012-08-06" and valid["versions"]["BGB::nope"] is None
+        assert set(valid["not_in_force"]) == {"BGB::nope"}
+        # the 2012 ZPO holds §§ 802a-802j as "(zukünftig in Kraft)": not in force, with the day they are
+        early = c.post("/v1/de-gesetze-history/validity", json={"ids": ["ZPO::802a", "ZPO::802k/abs:1", "ZPO::802k"],
+                                                                 "as_of": "2012-09-01"}).json()
+        assert early["versions"]["ZPO::802a"] is None and early["versions"]["ZPO::802k/abs:1"] is None
+        assert early["not_in_force"]["ZPO::802a"] == "ZPO::802a is not in force on 2012-09-01; in force from 2013-01-11"
+        assert early["versions"]["ZPO::802k"]["valid_from"] == "2012-08-02"  # its Abs. 3-4 were
         refused = {
             "unknown": (c.get("/v1/de-gesetze-history/history/BGB::99999"), 404, "id"),
             "no history": (c.get("/v1/demo/history/kk::148"), 400, "corpus"),

@@ -344,9 +344,11 @@ def annotated_text(state: ServiceState, corpus: str, unit_id: str, text: str, qu
 
 
 def resolve_target(state: ServiceState, id_or_citation: str, corpus: str | None,
-                   is_citation: bool | None = None) -> tuple[LoadedCorpus, str]:
+                   is_citation: bool | None = None, as_of: str | None = None) -> tuple[LoadedCorpus, str]:
     """A served unit from an id (``kc::415``) or a written citation (``art. 415 k.c.``), each at
-    most :data:`MAX_ID_CHARS` characters (an over-long one is refused, never echoed)."""
+    most :data:`MAX_ID_CHARS` characters (an over-long one is refused, never echoed). With
+    ``as_of``, a citation is read against the law in force on that date (corpora with a history:
+    § 651 BGB of 2013 is no § of today's BGB); the corpus returned is the served one, undated."""
     from lexir.citations.extract import citation_codes, find_citations
 
     if is_citation is None:
@@ -359,9 +361,17 @@ def resolve_target(state: ServiceState, id_or_citation: str, corpus: str | None,
         loaded = state.find_act(text.split("::", 1)[0], corpus)
         loaded.unit(text)  # 404 with close ids when absent
         return loaded, text
-    candidates = [state.get(corpus)] if corpus else list(state.corpora.values())
+    if corpus:
+        names = [state.get(corpus).name]
+    elif as_of:  # only corpora with a history have a date
+        names = [name for name, c in state.corpora.items() if c.dates is not None]
+        if not names:
+            raise ServiceError("no served corpus has a history, so no as_of", field="as_of")
+    else:
+        names = list(state.corpora)
     tried = []
-    for loaded in candidates:
+    for name in names:
+        loaded = state.get(name, as_of)  # with as_of: that corpus as in force on the date
         order = loaded.jurisdiction  # a citation is read as the law of the corpus it is looked up in
         if order not in citation_codes():
             continue
@@ -371,8 +381,9 @@ def resolve_target(state: ServiceState, id_or_citation: str, corpus: str | None,
             tried.append(c.unit_id)
             uid = deepest_unit(loaded, c.unit_id)
             if uid:
-                return loaded, uid
-    raise NotFound(f"the citation {text!r} names no provision of the served corpora"
+                return state.get(name), uid
+    served = "the served corpora" + (f" as of {as_of}" if as_of else "")
+    raise NotFound(f"the citation {text!r} names no provision of {served}"
                    + (f" (read as {', '.join(tried)})" if tried else ""), valid=list(state.corpora), field="citation")
 
 

@@ -95,7 +95,8 @@ def diff_provision(state: ServiceState, corpus: str, unit_id: str, old: str, new
 
 def validity(state: ServiceState, corpus: str, ids: Sequence[str], as_of: str | None = None) -> dict[str, Any]:
     """For each id, the version in force on ``as_of`` (default: the latest date): ``version``,
-    ``valid_from``, ``valid_to``; null for an id not in force then (or unknown)."""
+    ``valid_from``, ``valid_to``; null for an id not in force then (or unknown), and then
+    ``not_in_force[id]`` says why (``… is not in force on 2012-09-01; in force from 2013-01-11``)."""
     loaded, history = history_of(state, corpus)
     if not isinstance(ids, list | tuple) or len(ids) > MAX_IDS:
         raise ServiceError(f"ids is a list of at most {MAX_IDS} ids", field="ids")
@@ -106,14 +107,16 @@ def validity(state: ServiceState, corpus: str, ids: Sequence[str], as_of: str | 
         except HistoryError as exc:
             raise ServiceError(str(exc), field="as_of") from None
     out: dict[str, Any] = {}
+    why: dict[str, str] = {}
     for unit_id in ids:
         try:
             v = history.version(_check_id(unit_id), day)
-        except HistoryError:
+        except HistoryError as exc:
             out[unit_id] = None
+            why[unit_id] = str(exc)
             continue
         out[unit_id] = {"version": v.version, "valid_from": v.valid_from, "valid_to": v.valid_to}
-    return {"corpus": loaded.name, "as_of": day or history.latest, "versions": out}
+    return {"corpus": loaded.name, "as_of": day or history.latest, "versions": out, "not_in_force": why}
 
 
 def _commit(source: str) -> str | None:

@@ -121,7 +121,7 @@ def create_mcp(state: ServiceState) -> MCPServer:
         if bool(id.strip()) == bool(citation.strip()):
             raise _fail("give id or citation (one of the two)", valid=["id", "citation"])
         if citation.strip():
-            loaded, id = _call(core.resolve_target, state, citation, corpus, is_citation=True)
+            loaded, id = _call(core.resolve_target, state, citation, corpus, is_citation=True, as_of=as_of or None)
             corpus = loaded.name
         found = _call(core.provision, state, corpus_or_default(corpus), id, wanted, as_of or None)
         try:

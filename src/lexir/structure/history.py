@@ -11,7 +11,11 @@ provision (an article and every unit below it) gets a list of :class:`ProvisionV
   provision stops being in force; ``valid_to`` is ``None`` while it is in force in the latest
   law version;
 * a provision that is absent, or whose text is only ``(weggefallen)`` / ``(aufgehoben)``, is
-  not in force; it has no version for that time.
+  not in force; it has no version for that time;
+* so is a provision the legal order's ``pending`` test (an argument of
+  :meth:`StatuteHistory.build`, from the order's folder) finds to stand in a law version only as
+  a placeholder or a wording not yet in force (German ``(zukünftig in Kraft)``): it and its units
+  are left out, and its text is taken out of the units above it (the rest of a § stays in force).
 
 Ids stay those of the current corpus (``BGB::823``, ``BGB::823/abs:1``); a version is
 addressed as ``BGB::823@2013-01-11``, its ``valid_from``. Dates are ISO dates (``YYYY-MM-DD``);
@@ -115,19 +119,52 @@ def is_repealed(unit: Provision) -> bool:
     return body in ("", "-", "–") and bool(_REPEALED_TITLE.search(unit.title) or _REPEALED.match(unit.title))
 
 
-def in_force_units(article: Provision) -> Iterator[Provision]:
-    """The article and its units, leaving out repealed ones and everything below them."""
-    if is_repealed(article):
+Pending = Callable[[Provision], bool]  # True: the unit is not yet in force in this law version
+
+
+def _never(unit: Provision) -> bool:
+    return False
+
+
+def _out(unit: Provision, pending: Pending) -> bool:
+    return is_repealed(unit) or pending(unit)
+
+
+def in_force_units(article: Provision, pending: Pending = _never) -> Iterator[Provision]:
+    """The article and its units, leaving out repealed and pending ones and everything below them."""
+    if _out(article, pending):
         return
     yield article
     for child in article.children:
-        yield from in_force_units(child)
+        yield from in_force_units(child, pending)
 
 
-def _pruned(unit: Provision) -> Provision:
-    """A copy of the unit's tree without repealed units (what the as-of corpus shows)."""
-    kids = [_pruned(c) for c in unit.children if not is_repealed(c)]
-    return Provision(unit.id, unit.level, unit.label, unit.text, unit.title, kids)
+def _pending_texts(unit: Provision, pending: Pending) -> list[str]:
+    """The texts of the topmost pending units below ``unit`` (none for most units)."""
+    out: list[str] = []
+    for child in unit.children:
+        if pending(child):
+            out.append(child.text)
+        elif not is_repealed(child):
+            out.extend(_pending_texts(child, pending))
+    return out
+
+
+def in_force_text(unit: Provision, pending: Pending = _never) -> str:
+    """The unit's text without the text of pending units below it."""
+    text = unit.text
+    cut = False
+    for part in _pending_texts(unit, pending):
+        if part and part in text:
+            text = text.replace(part, "", 1)
+            cut = True
+    return re.sub(r"\n{2,}", "\n", text).strip("\n") if cut else text
+
+
+def _pruned(unit: Provision, pending: Pending = _never) -> Provision:
+    """A copy of the unit's tree without repealed or pending units (what the as-of corpus shows)."""
+    kids = [_pruned(c, pending) for c in unit.children if not _out(c, pending)]
+    return Provision(unit.id, unit.level, unit.label, in_force_text(unit, pending), unit.title, kids)
 
 
 # ---------------------------------------------------------------------------
@@ -159,6 +196,7 @@ class StatuteHistory:
         self._starts = {pid: [v.valid_from for v in vs] for pid, vs in versions.items()}
         self._as_of: dict[str, Corpus] = {}
         self._repealed: dict[str, str] = {}
+        self._pending: dict[str, str] = {}  # article id -> first date, for one never in force
         self._changes: list[str] | None = None  # see change_points(); derived, computed once
         # Law versions that failed to parse (file, line, message): reported, never silently dropped.
         self.parse_errors: tuple = ()
@@ -167,16 +205,19 @@ class StatuteHistory:
 
     @classmethod
     def build(cls, name: str, language: str, law_versions: Iterable[LawVersion],
-              jurisdiction: str = "") -> StatuteHistory:
+              jurisdiction: str = "", pending: Pending | None = None) -> StatuteHistory:
         """Versions of every provision from law versions (any order; one day's last one counts);
-        ``jurisdiction``: the legal order of the laws (their corpora carry it)."""
+        ``jurisdiction``: the legal order of the laws (their corpora carry it); ``pending(unit)``:
+        True where a law version holds a unit only as a placeholder or a wording not yet in force
+        (the order's folder knows how its texts say so); such a unit is not in force then."""
         with gc_paused():
-            history = cls._build(name, language, law_versions)
+            history = cls._build(name, language, law_versions, pending or _never)
         history.jurisdiction = jurisdiction
         return history
 
     @classmethod
-    def _build(cls, name: str, language: str, law_versions: Iterable[LawVersion]) -> StatuteHistory:
+    def _build(cls, name: str, language: str, law_versions: Iterable[LawVersion],
+               pending: Pending = _never) -> StatuteHistory:
         by_law: dict[str, dict[str, LawVersion]] = {}
         for lv in law_versions:
             by_law.setdefault(lv.act.id, {})[parse_date(lv.date)] = lv  # later on the same day wins
@@ -184,6 +225,7 @@ class StatuteHistory:
         versions: dict[str, list[ProvisionVersion]] = {}
         trees: dict[str, Provision] = {}
         repealed: dict[str, str] = {}  # article id -> first date it stood as "(weggefallen)"
+        future: dict[str, str] = {}  # article id -> first date it stood only as pending
         for act_id, dated in by_law.items():
             law = _Law(act_id)
             # id -> (the open version's change key, computed when first needed; the version)
@@ -196,27 +238,31 @@ class StatuteHistory:
                 law.messages.append(lv.message)
                 order, seen = [], set()
                 for article in lv.act.articles:
-                    units = list(in_force_units(article))
+                    units = list(in_force_units(article, pending))
                     if not units:
-                        repealed.setdefault(article.id, day)
+                        if is_repealed(article):
+                            repealed.setdefault(article.id, day)
+                        else:
+                            future.setdefault(article.id, day)
                         continue
                     order.append(article.id)
                     for unit in units:
                         seen.add(unit.id)
+                        text = unit.text if pending is _never or not unit.children else in_force_text(unit, pending)
                         current = open_.get(unit.id)
                         if current is not None:
                             old = current[1]
-                            if old.text == unit.text and old.title == unit.title:
+                            if old.text == text and old.title == unit.title:
                                 continue  # the common case, decided without normalising
                             if current[0] is None:
                                 current[0] = change_key(old)
-                            if current[0] == change_key(unit):
+                            if current[0] == f"{normalised(unit.title)}\0{normalised(text)}":
                                 continue
                             _close(versions, old, day)
-                        version = ProvisionVersion(unit.id, unit.level, unit.title, unit.text, day, None, lv.source)
+                        version = ProvisionVersion(unit.id, unit.level, unit.title, text, day, None, lv.source)
                         open_[unit.id] = [None, version]
                         if unit is article:
-                            trees[version.version] = _pruned(article)
+                            trees[version.version] = _pruned(article, pending)
                 law.articles.append(tuple(order))
                 for pid in [p for p in open_ if p not in seen]:
                     _close(versions, open_.pop(pid)[1], day)
@@ -227,6 +273,7 @@ class StatuteHistory:
             vs.sort(key=lambda v: v.valid_from)
         history = cls(name, language, laws, versions, trees)
         history._repealed = repealed
+        history._pending = {pid: day for pid, day in future.items() if pid not in versions}
         return history
 
     def copy(self) -> StatuteHistory:
@@ -344,6 +391,10 @@ class StatuteHistory:
         if pid in self._repealed:
             raise HistoryError(f"{pid} is not in force on any date in {self.name}: it stands as "
                                f"(weggefallen) from {self._repealed[pid]} on")
+        pending = getattr(self, "_pending", {})  # (a history pickled by older code lacks it)
+        if pid in pending:
+            raise HistoryError(f"{pid} is not in force on any date in {self.name}: from {pending[pid]} on "
+                               "it stands only as not yet in force")
         act = act_of(pid)
         if act not in self.law_ids():
             near = difflib.get_close_matches(act, self.law_ids(), n=3, cutoff=0.5)

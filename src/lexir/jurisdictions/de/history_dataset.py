@@ -14,13 +14,15 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from lexir.datasets.registry import Dataset, register
-from lexir.jurisdictions.de.history import iter_law_versions
+from lexir.jurisdictions.de.history import is_pending, iter_law_versions
 from lexir.jurisdictions.de.statutes import ParseError
 from lexir.structure.history import StatuteHistory, cached_history, gc_paused
 
 NAME = "de-gesetze-history"
 # Bump when parsing or version building changes what a history holds.
-HISTORY_FORMAT = 2  # 2: the history carries its jurisdiction
+# 2: the history carries its jurisdiction; 3: versions dated by their header too; 4: "(zukünftig in
+# Kraft)" units not in force
+HISTORY_FORMAT = 4
 
 
 def load_german_history(tar_path: str | Path, versions_tsv: str | Path, name: str = NAME,
@@ -34,7 +36,7 @@ def load_german_history(tar_path: str | Path, versions_tsv: str | Path, name: st
         with gc_paused():
             for result in iter_law_versions(tar_path, versions_tsv, slugs):
                 (errors if isinstance(result, ParseError) else laws).append(result)
-        history = StatuteHistory.build(name, "de", laws, jurisdiction="de")
+        history = StatuteHistory.build(name, "de", laws, jurisdiction="de", pending=is_pending)
         history.parse_errors = tuple(errors)
         return history
 

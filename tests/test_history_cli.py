@@ -42,6 +42,14 @@ def test_diff_is_word_level(data_dir):
     same = invoke("diff", "de-gesetze-history", "BGB::823", "--from", "2012-08-02", "--to", "2013-01-11",
                   "--data-dir", data_dir)
     assert same.exit_code == 0 and "no change" in same.output
+    # the dates the wrong way round printed the amendment backwards; ISO's other forms are no dates here
+    for args, message in [(("--from", "2012-08-06", "--to", "2012-08-02"), "the earlier date comes first: 2012-08-06 is "
+                                                                            "after 2012-08-02"),
+                          (("--from", "20120802", "--to", "2012-08-06"), "not a date: '20120802' (expected YYYY-MM-DD)")]:
+        result = invoke("diff", "de-gesetze-history", "BGB::312g", *args, "--data-dir", data_dir)
+        assert result.exit_code == 2 and message in " ".join(result.output.split()), result.output
+    week = invoke("show", "de-gesetze-history", "BGB::823", "--as-of", "2013-W22-6", "--data-dir", data_dir)
+    assert week.exit_code == 2 and "not a date: '2013-W22-6'" in week.output, week.output
 
 
 def test_index_update_prints_the_same_hits_as_a_fresh_build(data_dir, tmp_path):

@@ -82,6 +82,8 @@ def diff_provision(state: ServiceState, corpus: str, unit_id: str, old: str, new
             history.check_date(_check_date(day, name))
         except HistoryError as exc:
             raise ServiceError(str(exc), field=name) from None
+    if old.strip() > new.strip():
+        raise ServiceError(f"from is the earlier date: {old.strip()} is after to={new.strip()}", field="from")
     try:
         found = diff(history, unit_id, old.strip(), new.strip())
     except HistoryError as exc:

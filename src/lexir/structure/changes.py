@@ -40,6 +40,9 @@ def _shown(version: ProvisionVersion | None) -> str:
 def diff_provision(history: StatuteHistory, pid: str, old: str, new: str) -> ProvisionDiff:
     """The versions of ``pid`` in force on ``old`` and ``new`` (a side is None where it was not in
     force that day); a HistoryError for an unknown id, a bad date, or neither side in force."""
+    if history.check_date(old) > history.check_date(new):
+        raise HistoryError(f"the earlier date comes first: {old} is after {new} (swap them to see what changed "
+                           f"from {new} to {old})")
     sides = []
     for day in (old, new):
         try:

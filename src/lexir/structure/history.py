@@ -80,10 +80,13 @@ class LawVersion:
 
 def parse_date(text: str) -> str:
     """``text`` as a canonical ISO date, or a :class:`HistoryError` saying what is wrong."""
-    try:
-        return Date.fromisoformat(str(text).strip()).isoformat()
+    day = str(text).strip()
+    try:  # YYYY-MM-DD only, as every other entry point reads it (fromisoformat also takes 20130601, 2013-W22-6)
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+            return Date.fromisoformat(day).isoformat()
     except ValueError:
-        raise HistoryError(f"not a date: {text!r} (expected YYYY-MM-DD)") from None
+        pass
+    raise HistoryError(f"not a date: {text!r} (expected YYYY-MM-DD)")
 
 
 # ---------------------------------------------------------------------------

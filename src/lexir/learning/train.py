@@ -45,7 +45,7 @@ from lexir.learning.qa import (
     uses_dense,
     vote_matrix,
 )
-from lexir.retrieval.build import build_retriever
+from lexir.retrieval.build import build_retriever, effective_spec
 from lexir.types import Corpus, QuerySet
 
 TRAINABLE = ("bm25-qa", "recommended")
@@ -97,8 +97,6 @@ def train_system(system: str, corpus: Corpus, queries: QuerySet, output: str | P
         raise ValueError(f"parameter folds={folds}: more inner folds than the {len(usable)} questions to train on")
     # everything is checked before anything is built: the base spec's systems and parameters, and
     # what ltr=on / dense=on need installed
-    from lexir.retrieval.build import effective_spec
-
     try:
         effective_spec(base_spec, None, corpus.language, corpus.jurisdiction)
     except (ValueError, KeyError, FileNotFoundError) as exc:

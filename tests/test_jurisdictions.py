@@ -145,6 +145,11 @@ def test_recommended_is_the_legal_orders_own_where_it_chose_one():
     assert recommended_spec("de", jurisdiction="at") == f"explicit(base={austria})"
     assert recommended_spec("fr") == f"explicit(base={language_defaults('fr').recommended})"
     assert recommended_spec("en") == language_defaults("en").recommended  # no English citation finder
+    from dataclasses import replace
+
+    from lexir.learning.recommended import cites_first
+    assert cites_first(get_jurisdiction("de")) and not cites_first(None)
+    assert not cites_first(replace(get_jurisdiction("de"), recommended_cites_first=False))  # an order may opt out
     # what a saved run is keyed by follows the order, alone and as a part
     for system in ("recommended", "rrf(systems=recommended+bm25)"):
         assert effective_spec(system, None, "de", "at") != effective_spec(system, None, "de") == \

@@ -96,7 +96,10 @@ class Experiment:
             datasets.append((with_as_of(name, as_of), split))
             if expected.pop(dataset_key(name, split), None):
                 dropped.append(dataset_key(name, split))
-        return replace(self, datasets=datasets, expected=expected), dropped
+        answer = self.answer
+        if answer is not None and answer.dataset and not split_dated(answer.dataset)[1]:
+            answer = replace(answer, dataset=with_as_of(answer.dataset, as_of))  # the answer section follows it
+        return replace(self, datasets=datasets, expected=expected, answer=answer), dropped
 
     @classmethod
     def from_file(cls, path: str | Path) -> Experiment:

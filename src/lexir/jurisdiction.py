@@ -50,7 +50,9 @@ class Jurisdiction:
     finds the order's citations (see :mod:`lexir.citations.extract`). ``graph_default_act``: whether
     a reference that names no act cites the act being read when the statute graph is built.
     ``cited_first``: whether the LLM systems put the articles a question cites first by default
-    (the Polish paper's exam questions cite their legal basis). ``query_formats`` maps a query-file
+    (the Polish paper's exam questions cite their legal basis). ``recommended_cites_first``: whether
+    ``recommended`` does (where the order has a citation finder; every order here does, chosen on
+    development data: docs/systems.md). ``query_formats`` maps a query-file
     format name to ``loader(path, corpus) -> QuerySet``; ``corpus_reader(path) -> Corpus | None``
     reads a folder or file of this order's own format (None: not its format).
     ``home_of_language``: a corpus in this language with no jurisdiction is read as this order's
@@ -81,6 +83,7 @@ class Jurisdiction:
     id_prefix: str = ""
     datasets: tuple[str, ...] = ()
     recommended: str = ""
+    recommended_cites_first: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "levels", MappingProxyType(dict(self.levels)))

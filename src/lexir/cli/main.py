@@ -570,8 +570,8 @@ def sweep(
     metric: str = typer.Option("nDCG@10", "--metric"),
     params: list[str] = typer.Option([], "--param", "-p", help="A fixed BM25 parameter key=value (repeatable; "
                                      "not k1 or b, which the grid sweeps)"),
-    allow_test: bool = typer.Option(False, "--allow-test", help="Sweep a split named test all the same (its "
-                                    "scores are then no longer held out)"),
+    allow_test: bool = typer.Option(False, "--allow-test", help="Sweep the test split, or a split holding its "
+                                    "questions (all), all the same (their scores are then no longer held out)"),
     data_dir: Path = DataDir,
 ):
     """Grid-search BM25 k1 x b on a tuning split and print the grid and the best pair."""

@@ -71,12 +71,9 @@ def pipeline_spec(language: str, jurisdiction: str = "") -> str:
 
 def cites_first(order) -> bool:
     """Whether ``recommended`` puts the articles a question cites first in ``order`` (a
-    :class:`lexir.jurisdiction.Jurisdiction` or None): wherever the order has a citation finder.
-    Chosen on development data: German lay questions' tune split, where 96 of 1,712 questions cite a
-    § of the BGB and the cited one is judged relevant for 67 (``bm25`` nDCG@10 0.099 -> 0.113,
-    Holm p < 0.05); known-item sentences, which cite other articles than their own, lose 0.002
-    (de-dev, at-dev), French headings and Polish exam questions nothing (docs/systems.md)."""
-    return order is not None and order.find_citations is not None
+    :class:`lexir.jurisdiction.Jurisdiction` or None): where the order has a citation finder and
+    says so (``recommended_cites_first``; the measurements that chose it: docs/systems.md)."""
+    return order is not None and order.find_citations is not None and order.recommended_cites_first
 
 
 def _table() -> str:
@@ -105,7 +102,7 @@ def build_recommended(corpus: Corpus, *, model: str = "", seen: str = "refuse",
         from lexir.retrieval.cascade import ExplicitReferences
 
         inner = build_trained(corpus, model, context, seen=seen, expect=("recommended",))
-        if cites_first(find_jurisdiction(corpus.jurisdiction or None, corpus.language)):
+        if spec.startswith("explicit("):  # the order puts cited articles first (recommended_spec)
             inner = ExplicitReferences(inner, corpus, corpus.language)
         return RecommendedRetriever(inner, spec, corpus.language)
     inner = context.build(spec, corpus, context.progress)

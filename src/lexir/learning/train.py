@@ -238,14 +238,16 @@ def training_data(data: Any = None, *, split: str | None = None, language: str |
     from lexir.analysis import normalise_language
     from lexir.datasets import load_queries
     from lexir.datasets import open as open_data
+    from lexir.datasets.registry import is_path, names, split_dated
     from lexir.io import read_qrels, read_qrels_tsv
     from lexir.types import Benchmark
 
     if qrels is not None and queries is None:
         raise ValueError("--qrels needs --queries (the questions they judge)")
     source = corpus if corpus is not None else data
-    if language and isinstance(source, (str, Path)) and not Path(source).exists():
-        # a registered dataset has its language; another would make a model it refuses
+    if language and isinstance(source, (str, Path)) and not is_path(str(source)) and split_dated(str(source))[0] in names():
+        # a registered dataset has its language; another would make a model it refuses (a path, or a
+        # name no dataset has, goes on to its own error: missing file, unknown dataset)
         raise ValueError(f"--language is for a corpus given by path; {str(source)!r} is no path but a registered "
                          "dataset, which has its own language: leave --language out")
     described: dict[str, Any] = {"split": split or "all"}

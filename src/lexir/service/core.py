@@ -371,15 +371,19 @@ def resolve_target(state: ServiceState, id_or_citation: str, corpus: str | None,
         names = list(state.corpora)
     tried = []
     for name in names:
-        loaded = state.get(name, as_of)  # with as_of: that corpus as in force on the date
-        order = loaded.jurisdiction  # a citation is read as the law of the corpus it is looked up in
-        if order not in citation_codes():
-            continue
-        for c in find_citations(text, order):
-            if c.unit_id is None:
-                continue
-            tried.append(c.unit_id)
-            uid = deepest_unit(loaded, c.unit_id)
+        order = state.get(name).jurisdiction  # a citation is read as the law of the corpus it is looked up in
+        found = [c.unit_id for c in find_citations(text, order) if c.unit_id] if order in citation_codes() else []
+        if not found:
+            continue  # neither the law nor the date of this corpus can make it cite anything
+        try:  # with as_of: the corpus as in force on that date, loaded only for a citation it reads
+            loaded = state.get(name, as_of)
+        except ServiceError:
+            if len(names) == 1:
+                raise  # the one corpus named: its own refusal (a date before its first version)
+            continue  # another served history may hold the date
+        for unit_id in found:
+            tried.append(unit_id)
+            uid = deepest_unit(loaded, unit_id)
             if uid:
                 return state.get(name), uid
     served = "the served corpora" + (f" as of {as_of}" if as_of else "")

@@ -37,8 +37,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from lexir.learning.model import MANIFEST
-from lexir.learning.versions import BASE, LEARN_FILE, Busy, ModelVersions
+from lexir.learning.versions import BASE, Busy, ModelVersions
 from lexir.service.http import json_response, state_of
 from lexir.service.state import LoadedCorpus, ServiceState, _param_key
 
@@ -169,11 +168,15 @@ class Learner:
         except ValueError:
             return ()
         stamps = []
-        for path in (folder, folder / MANIFEST, folder / LEARN_FILE):
+        try:  # every file of the version (its manifest, questions, ranker, adapter, learn.json)
+            paths = [folder, *sorted(p for p in folder.iterdir() if p.is_file())]
+        except OSError:
+            paths = [folder]
+        for path in paths:
             try:
-                stamps.append(path.stat().st_mtime_ns)
+                stamps.append((path.name, path.stat().st_mtime_ns, path.stat().st_size))
             except OSError:
-                stamps.append(None)
+                stamps.append((path.name, None, None))
         return tuple(stamps)
 
     def start(self) -> Learner:

@@ -79,7 +79,10 @@ _SHORT_HEADING = 10
 
 # An amending act and its date in a header entry: "G v. 7.5.2021", "G v 22.7.2011", "V v. 17.10.2011",
 # "Bek. v. 18.10.2021" (the act's date; "BAnz AT 29.10.2021" after it is the gazette's).
-_ACT_DATE = re.compile(r"\b(?:G|V|Bek\.|Gesetz|Verordnung)\s+v(?:om|\.)?\s*(\d{1,2})\.\s?(\d{1,2})\.\s?(\d{4})\b")
+# An act named in full may be a compound with its year: "Sozialversicherungs-Rechengrößenverordnung 2022
+# v. 30.11.2021".
+_ACT_DATE = re.compile(r"(?:\b(?:G|V|Bek\.)|\w*(?:[Gg]esetz|[Vv]erordnung)(?:es|s)?(?:\s+\d{4})?)"
+                       r"\s+v(?:om|\.)?\s*(\d{1,2})\.\s?(\d{1,2})\.\s?(\d{4})\b")
 _IN_TEXT = re.compile(r"textlich nachgewiesen|(?<!nicht )berücksichtigt", re.IGNORECASE)
 _NOT_IN_TEXT = re.compile(r"noch nicht berücksichtigt|nicht ausführbar", re.IGNORECASE)
 _AMENDED = "zuletzt geändert"

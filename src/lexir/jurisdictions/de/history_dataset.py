@@ -21,8 +21,8 @@ from lexir.structure.history import StatuteHistory, cached_history, gc_paused
 NAME = "de-gesetze-history"
 # Bump when parsing or version building changes what a history holds.
 # 2: the history carries its jurisdiction; 3: versions dated by their header too; 4: "(zukünftig in
-# Kraft)" units not in force
-HISTORY_FORMAT = 4
+# Kraft)" units not in force; 5: an act named in a compound word dates a version too
+HISTORY_FORMAT = 5
 
 
 def load_german_history(tar_path: str | Path, versions_tsv: str | Path, name: str = NAME,

@@ -174,7 +174,8 @@ class Learner:
             paths = [folder]
         for path in paths:
             try:
-                stamps.append((path.name, path.stat().st_mtime_ns, path.stat().st_size))
+                stat = path.stat()
+                stamps.append((path.name, stat.st_mtime_ns, stat.st_size))
             except OSError:
                 stamps.append((path.name, None, None))
         return tuple(stamps)

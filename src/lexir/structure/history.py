@@ -107,8 +107,10 @@ def normalised(text: str) -> str:
     return _FORMATTING.sub("", text)
 
 
-def change_key(unit: Provision | ProvisionVersion) -> str:
-    return f"{normalised(unit.title)}\0{normalised(unit.text)}"
+def change_key(unit: Provision | ProvisionVersion, text: str | None = None) -> str:
+    """What a change is judged by: title and text (``text`` instead of the unit's own where given),
+    formatting ignored."""
+    return f"{normalised(unit.title)}\0{normalised(unit.text if text is None else text)}"
 
 
 def is_repealed(unit: Provision) -> bool:
@@ -259,7 +261,7 @@ class StatuteHistory:
                                 continue  # the common case, decided without normalising
                             if current[0] is None:
                                 current[0] = change_key(old)
-                            if current[0] == f"{normalised(unit.title)}\0{normalised(text)}":
+                            if current[0] == change_key(unit, text):
                                 continue
                             _close(versions, old, day)
                         version = ProvisionVersion(unit.id, unit.level, unit.title, text, day, None, lv.source)
